@@ -1,0 +1,63 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+
+import { concurrencyOption } from '../shared/descriptions';
+import { createPlant } from './createPlant';
+
+export class GatewayPlantCreate implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Gateway Plant Create',
+		name: 'gatewayPlantCreate',
+		icon: { light: 'file:plant.svg', dark: 'file:plant.dark.svg' },
+		group: ['output'],
+		version: 1,
+		subtitle: '={{"Create plant " + $parameter["name"]}}',
+		description: 'Create a plant in the sample plant store of the Model Gateway (POST /plants)',
+		defaults: { name: 'Gateway Plant Create' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'gatewayApi', required: true }],
+		properties: [
+			{
+				displayName: 'ID',
+				name: 'id',
+				type: 'string',
+				required: true,
+				default: '',
+				placeholder: '10001',
+				description:
+					'Identification number of the plant: a whole number (int64). Numbers beyond 9007199254740991 are sent exactly when given as text.',
+			},
+			{
+				displayName: 'Name',
+				name: 'name',
+				type: 'string',
+				required: true,
+				default: '',
+				placeholder: 'Monstera',
+				description: 'Name of the plant',
+			},
+			{
+				displayName: 'Tag',
+				name: 'tag',
+				type: 'string',
+				default: '',
+				placeholder: 'indoor',
+				description: 'Tag that specifies the type of plant. Left out when empty.',
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [concurrencyOption],
+			},
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await createPlant.call(this);
+	}
+}

@@ -1,0 +1,132 @@
+/**
+ * The per-item loop every gateway node shares: all items are checked before any request is sent,
+ * then run with bounded concurrency; output keeps input order and `pairedItem` whatever order the
+ * answers arrive in, and Continue On Fail turns a failed item into an item with `json.error`.
+ */
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
+
+import { itemFieldsOf } from './errors';
+import { GatewayClient } from './transport';
+
+export const DEFAULT_CONCURRENCY = 10;
+export const MAX_CONCURRENCY = 100;
+
+export interface PreparedItem<P> {
+	itemIndex: number;
+	input?: P;
+	error?: Error;
+}
+
+export type ItemOutput = INodeExecutionData[] | INodeExecutionData | IDataObject | IDataObject[];
+
+/**
+ * Runs `worker` over `inputs` with at most `limit` running at once. Fails fast: after the first
+ * rejection no further input is started, and that rejection is returned.
+ */
+export async function mapConcurrent<T, R>(
+	inputs: readonly T[],
+	limit: number,
+	worker: (input: T, position: number) => Promise<R>,
+): Promise<R[]> {
+	const results = new Array<R>(inputs.length);
+	let next = 0;
+	let failed = false;
+	const lane = async () => {
+		while (!failed && next < inputs.length) {
+			const position = next++;
+			results[position] = await worker(inputs[position], position).catch(async (error: unknown) => {
+				failed = true;
+				return await Promise.reject(error);
+			});
+		}
+	};
+	const lanes = Math.max(1, Math.min(Math.floor(limit) || 1, inputs.length));
+	await Promise.all(Array.from({ length: lanes }, lane));
+	return results;
+}
+
+/** Checks every item before anything is sent; a bad item fails the node unless Continue On Fail. */
+export async function prepareItems<P>(
+	ctx: IExecuteFunctions,
+	prepare: (itemIndex: number) => P | Promise<P>,
+): Promise<Array<PreparedItem<P>>> {
+	const count = ctx.getInputData().length;
+	const continueOnFail = ctx.continueOnFail();
+	const prepared: Array<PreparedItem<P>> = [];
+	for (let itemIndex = 0; itemIndex < count; itemIndex++) {
+		try {
+			prepared.push({ itemIndex, input: await prepare(itemIndex) });
+		} catch (error) {
+			if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex);
+			prepared.push({ itemIndex, error: error as Error });
+		}
+	}
+	return prepared;
+}
+
+/** Errors leave the node as n8n errors (with the item), whatever threw them. */
+export function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	return new NodeOperationError(node, error as Error, { itemIndex });
+}
+
+export function errorItem(error: Error, itemIndex: number): INodeExecutionData {
+	const json: IDataObject = { error: error.message };
+	const description = (error as { description?: string }).description;
+	if (description) json.errorDescription = description;
+	Object.assign(json, itemFieldsOf(error) ?? {});
+	return { json, pairedItem: { item: itemIndex } };
+}
+
+/** Normalises what an operation returns into output items paired with their input item. */
+export function toOutputItems(output: ItemOutput, itemIndex: number): INodeExecutionData[] {
+	const list = Array.isArray(output) ? output : [output];
+	return (list as Array<INodeExecutionData | IDataObject>).map((entry) => {
+		const item: INodeExecutionData =
+			entry && typeof entry === 'object' && 'json' in entry && typeof entry.json === 'object'
+				? (entry as INodeExecutionData)
+				: { json: entry as IDataObject };
+		return { ...item, pairedItem: item.pairedItem ?? { item: itemIndex } };
+	});
+}
+
+/** Reads the node's concurrency option (shared name across nodes), clamped to the allowed range. */
+export function getConcurrency(ctx: IExecuteFunctions): number {
+	const raw = Number(ctx.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY));
+	if (!Number.isFinite(raw)) return DEFAULT_CONCURRENCY;
+	return Math.min(MAX_CONCURRENCY, Math.max(1, Math.floor(raw)));
+}
+
+export interface PerItemOperation<P> {
+	/** Reads and checks one item's parameters, throwing an error that names field and item. */
+	prepare(itemIndex: number): P | Promise<P>;
+	/** Calls the gateway for one item. */
+	run(input: P, itemIndex: number, client: GatewayClient): Promise<ItemOutput>;
+}
+
+/** Checks every item, then runs them concurrently; returns the node's single output. */
+export async function runPerItem<P>(
+	ctx: IExecuteFunctions,
+	operation: PerItemOperation<P>,
+	concurrency = getConcurrency(ctx),
+): Promise<INodeExecutionData[][]> {
+	const prepared = await prepareItems(ctx, (itemIndex) => operation.prepare(itemIndex));
+	const valid = prepared.filter((entry) => !entry.error);
+	const outputs = new Map<number, INodeExecutionData[]>();
+	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(entry.error, entry.itemIndex)]);
+
+	if (valid.length > 0) {
+		const client = await GatewayClient.create(ctx);
+		const continueOnFail = ctx.continueOnFail();
+		await mapConcurrent(valid, concurrency, async ({ itemIndex, input }) => {
+			try {
+				outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));
+			} catch (error) {
+				if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex);
+				outputs.set(itemIndex, [errorItem(error as Error, itemIndex)]);
+			}
+		});
+	}
+	return [prepared.flatMap(({ itemIndex }) => outputs.get(itemIndex) ?? [])];
+}

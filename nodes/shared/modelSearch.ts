@@ -1,0 +1,62 @@
+/**
+ * The model lists of the resource locators: what `GET /v1/models` reports of the right kind,
+ * described from the catalogue where we know the model, and the catalogue itself when the
+ * gateway lists none of that kind (or cannot be reached while the user edits).
+ */
+import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
+
+import { catalogueOf, findModel, guessKind } from './models';
+import type { ModelKind } from './models';
+import { GatewayClient } from './transport';
+
+interface GatewayModel {
+	id?: unknown;
+	supported_endpoint_types?: unknown;
+}
+
+/** Pure: the list entries of one kind from the gateway's model records, filtered by text. */
+export function modelListEntries(kind: ModelKind, gatewayModels: readonly GatewayModel[], filter = ''): INodeListSearchItems[] {
+	const listed = new Set<string>();
+	for (const model of gatewayModels) {
+		if (typeof model?.id !== 'string' || model.id === '') continue;
+		const types = Array.isArray(model.supported_endpoint_types) ? model.supported_endpoint_types.map(String) : [];
+		if (guessKind(model.id, types) === kind) listed.add(model.id);
+	}
+	// The catalogue's models first, in its order, then what only the gateway offers.
+	const ids =
+		listed.size === 0
+			? catalogueOf(kind).map((model) => model.id)
+			: [...catalogueOf(kind).map((model) => model.id).filter((id) => listed.has(id)), ...[...listed].filter((id) => !findModel(id)).sort()];
+	const needle = filter.trim().toLowerCase();
+	return ids
+		.filter((id) => needle === '' || id.toLowerCase().includes(needle))
+		.map((id) => {
+			const known = findModel(id);
+			return { name: id, value: id, description: known?.description ?? (listed.has(id) ? 'Listed by the gateway' : undefined) };
+		});
+}
+
+async function searchModels(ctx: ILoadOptionsFunctions, kind: ModelKind, filter?: string): Promise<INodeListSearchResult> {
+	let gatewayModels: GatewayModel[] = [];
+	try {
+		const client = await GatewayClient.create(ctx);
+		const answer = await client.json<{ data?: GatewayModel[] }>({ path: '/v1/models', timeoutMs: 15_000, retry: { maxRetries: 1 }, what: 'Listing the models' });
+		gatewayModels = Array.isArray(answer?.data) ? answer.data : [];
+	} catch {
+		// While editing, an unreachable gateway should not leave the picker empty.
+		gatewayModels = [];
+	}
+	return { results: modelListEntries(kind, gatewayModels, filter) };
+}
+
+export const modelSearch = {
+	async searchImageModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+		return await searchModels(this, 'image', filter);
+	},
+	async searchVideoModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+		return await searchModels(this, 'video', filter);
+	},
+	async searchChatModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+		return await searchModels(this, 'chat', filter);
+	},
+};

@@ -1,0 +1,62 @@
+/**
+ * The model catalogue of the gateway's interface document: one entry per model, so a new model
+ * is one line here. Used for the model lists (when the gateway lists nothing), output-token
+ * limits and cost estimates.
+ */
+export type ModelKind = 'image' | 'video' | 'chat';
+
+export interface CatalogueModel {
+	id: string;
+	kind: ModelKind;
+	description: string;
+	contextTokens?: number;
+	maxOutputTokens?: number;
+	/** USD per image (image models). */
+	pricePerImageUsd?: number;
+	/** USD per million units of usage (video models). */
+	pricePerMillionUsd?: number;
+	/** Adaptive thinking that cannot be turned off. */
+	alwaysThinks?: boolean;
+	/** Takes an effort setting (`reasoning_effort` / `output_config.effort`). */
+	supportsEffort?: boolean;
+}
+
+export const MODEL_CATALOGUE: readonly CatalogueModel[] = [
+	{ id: 'img-image-2', kind: 'image', description: 'Image generation, synchronous', pricePerImageUsd: 0.04 },
+	{ id: 'video-2-0-260128', kind: 'video', description: 'Video, quality first', pricePerMillionUsd: 51 },
+	{ id: 'video-2-0-fast-260128', kind: 'video', description: 'Video, balance of speed and cost', pricePerMillionUsd: 37 },
+	{ id: 'video-2-0-mini-260615', kind: 'video', description: 'Video, lowest price', pricePerMillionUsd: 23 },
+	{ id: 'chat-fable-5', kind: 'chat', description: 'Highest capability, long-horizon agents; always thinks', contextTokens: 1_000_000, maxOutputTokens: 128_000, alwaysThinks: true, supportsEffort: true },
+	{ id: 'chat-opus-4-8', kind: 'chat', description: 'Flagship for agentic coding and enterprise workflows', contextTokens: 1_000_000, maxOutputTokens: 128_000, supportsEffort: true },
+	{ id: 'chat-sonnet-5', kind: 'chat', description: 'Balance of speed, quality and cost', contextTokens: 1_000_000, maxOutputTokens: 128_000 },
+	{ id: 'chat-haiku-4-5', kind: 'chat', description: 'Fast and cheap', contextTokens: 200_000, maxOutputTokens: 64_000 },
+	{ id: 'chat-opus-4-7', kind: 'chat', description: 'Older flagship, kept for compatibility' },
+	{ id: 'chat-opus-4-6', kind: 'chat', description: 'Older flagship, kept for compatibility' },
+];
+
+export const IMAGE_PRICE_USD = 0.04;
+
+export function findModel(id: string): CatalogueModel | undefined {
+	return MODEL_CATALOGUE.find((model) => model.id === id);
+}
+
+export function catalogueOf(kind: ModelKind): CatalogueModel[] {
+	return MODEL_CATALOGUE.filter((model) => model.kind === kind);
+}
+
+/** Not generation models at all: never offered in any list. */
+const NOT_GENERATIVE = /embed|rerank|moderation|whisper|tts|transcri|speech|audio/i;
+
+/**
+ * The kind of a model id the catalogue does not know, from the hints relays put in ids and in
+ * `supported_endpoint_types`; undefined when it is not a model any node here can use.
+ */
+export function guessKind(id: string, endpointTypes: readonly string[] = []): ModelKind | undefined {
+	const known = findModel(id);
+	if (known) return known.kind;
+	const hints = `${id} ${endpointTypes.join(' ')}`.toLowerCase();
+	if (NOT_GENERATIVE.test(id)) return undefined;
+	if (/video|sora|veo|kling|hailuo|seedance|wan2/.test(hints)) return 'video';
+	if (/image|img|dall-?e|flux|midjourney|imagen|stable-diffusion|sdxl/.test(hints)) return 'image';
+	return 'chat';
+}

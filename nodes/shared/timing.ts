@@ -1,0 +1,61 @@
+/**
+ * Waiting without the `setTimeout` global (n8n's community rules forbid it): `sleep` from
+ * n8n-workflow, raced against the execution's cancel signal so a cancelled run stops at once,
+ * on n8n lines whose `sleep` takes no signal too.
+ */
+import { sleep } from 'n8n-workflow';
+
+export interface Clock {
+	now(): number;
+	sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export class CancelledError extends Error {
+	constructor(message = 'The execution was cancelled') {
+		super(message);
+		this.name = 'CancelledError';
+	}
+}
+
+export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
+	if (signal?.aborted) throw new CancelledError();
+	if (ms <= 0) return;
+	if (!signal) return await sleep(ms);
+	await new Promise<void>((resolve, reject) => {
+		const onAbort = () => reject(new CancelledError());
+		signal.addEventListener('abort', onAbort, { once: true });
+		sleep(ms, signal).then(
+			() => {
+				signal.removeEventListener('abort', onAbort);
+				resolve();
+			},
+			() => undefined, // n8n 2.x's sleep rejects on abort too; onAbort already answered
+		);
+	});
+}
+
+export const realClock: Clock = { now: () => Date.now(), sleep: pause };
+
+/**
+ * One pause shared by every request of an execution: when the gateway rate-limits one item,
+ * the whole batch holds back instead of each item hammering it with its own retries.
+ */
+export class BackoffGate {
+	private resumeAt = 0;
+
+	constructor(private readonly clock: Clock = realClock) {}
+
+	holdFor(ms: number): void {
+		this.resumeAt = Math.max(this.resumeAt, this.clock.now() + ms);
+	}
+
+	get heldUntil(): number {
+		return this.resumeAt;
+	}
+
+	async wait(signal?: AbortSignal): Promise<void> {
+		for (let remaining = this.resumeAt - this.clock.now(); remaining > 0; remaining = this.resumeAt - this.clock.now()) {
+			await this.clock.sleep(remaining, signal);
+		}
+	}
+}

@@ -1,0 +1,37 @@
+/**
+ * Base-URL handling shared by the credential and the transport: users paste gateway addresses
+ * in many forms (trailing slash, trailing /v1, mounted under a path prefix), and every form must
+ * reach the same endpoints.
+ */
+
+/** `https://gw.example.com/prefix/v1/` -> `https://gw.example.com/prefix` */
+export function normalizeBaseUrl(raw: string): string {
+	let url = String(raw ?? '').trim();
+	url = url.replace(/\/+$/, '');
+	url = url.replace(/\/v1$/i, '');
+	return url.replace(/\/+$/, '');
+}
+
+/** Whether the text is an http(s) URL with a host, optionally a port and a path. */
+export function isHttpUrl(raw: string): boolean {
+	try {
+		const url = new URL(raw);
+		return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+	} catch {
+		return false;
+	}
+}
+
+/** Joins a normalized base URL and an absolute endpoint path such as `/v1/models`. */
+export function joinUrl(baseUrl: string, path: string): string {
+	return `${normalizeBaseUrl(baseUrl)}/${path.replace(/^\/+/, '')}`;
+}
+
+/** Same scheme, host and port: only then may a link receive the gateway's bearer key. */
+export function isSameOrigin(a: string, b: string): boolean {
+	try {
+		return new URL(a).origin === new URL(b).origin;
+	} catch {
+		return false;
+	}
+}

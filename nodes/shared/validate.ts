@@ -1,0 +1,84 @@
+/**
+ * Input checks that run before any request. Every message names the field (as the user sees it
+ * in the panel) and the item, and says what to do.
+ */
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+export function fieldError(
+	ctx: Pick<IExecuteFunctions, 'getNode'>,
+	itemIndex: number,
+	field: string,
+	problem: string,
+	hint?: string,
+): NodeOperationError {
+	return new NodeOperationError(ctx.getNode(), `"${field}" ${problem} (item ${itemIndex})`, {
+		itemIndex,
+		description: hint,
+	});
+}
+
+/** A required text parameter, trimmed. */
+export function requireText(ctx: IExecuteFunctions, itemIndex: number, name: string, field: string, hint?: string): string {
+	const value = ctx.getNodeParameter(name, itemIndex, '') as unknown;
+	const text = value === undefined || value === null ? '' : String(value).trim();
+	if (text === '') throw fieldError(ctx, itemIndex, field, 'must not be empty', hint);
+	return text;
+}
+
+/** A whole number within [min, max]; accepts a number or a string of digits. */
+export function readInteger(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	value: unknown,
+	field: string,
+	range: { min?: number; max?: number } = {},
+): number {
+	const text = typeof value === 'number' ? String(value) : String(value ?? '').trim();
+	if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+		throw fieldError(ctx, itemIndex, field, `must be a whole number, not "${text.slice(0, 40)}"`);
+	}
+	const number = Number(text);
+	if ((range.min !== undefined && number < range.min) || (range.max !== undefined && number > range.max)) {
+		const bounds =
+			range.max === undefined ? `at least ${range.min}` : range.min === undefined ? `at most ${range.max}` : `from ${range.min} to ${range.max}`;
+		throw fieldError(ctx, itemIndex, field, `must be ${bounds}, not ${number}`);
+	}
+	return number;
+}
+
+/** `options.extraBody`: a JSON object (given as an object or as JSON text), or nothing. */
+export function readExtraBody(ctx: IExecuteFunctions, itemIndex: number, name = 'options.extraBody'): IDataObject {
+	const raw = ctx.getNodeParameter(name, itemIndex, '') as unknown;
+	if (raw === undefined || raw === null || raw === '') return {};
+	let value = raw;
+	if (typeof raw === 'string') {
+		if (raw.trim() === '') return {};
+		try {
+			value = JSON.parse(raw);
+		} catch (error) {
+			throw fieldError(ctx, itemIndex, 'Extra Body Fields', `is not valid JSON (${(error as Error).message})`, 'Enter a JSON object, e.g. {"size": "1024x1024"}.');
+		}
+	}
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+		throw fieldError(ctx, itemIndex, 'Extra Body Fields', 'must be a JSON object', 'Enter a JSON object, e.g. {"size": "1024x1024"}.');
+	}
+	return value as IDataObject;
+}
+
+/** The model id of a resource-locator parameter (list or id mode). */
+export function readModelId(ctx: IExecuteFunctions, itemIndex: number, name = 'model'): string {
+	const value = ctx.getNodeParameter(name, itemIndex, '', { extractValue: true }) as unknown;
+	const id = String(value ?? '').trim();
+	if (id === '') throw fieldError(ctx, itemIndex, 'Model', 'must not be empty', 'Pick a model from the list or enter its id.');
+	return id;
+}
+
+/** The name of a binary property: letters, digits, `_`, `-`, `.`. */
+export function readBinaryPropertyName(ctx: IExecuteFunctions, itemIndex: number, name = 'options.binaryPropertyName'): string {
+	const value = String(ctx.getNodeParameter(name, itemIndex, 'data') ?? '').trim();
+	if (!/^[A-Za-z0-9_.-]+$/.test(value)) {
+		throw fieldError(ctx, itemIndex, 'Put Output File in Field', 'must be a field name such as "data" (letters, digits, _ - .)');
+	}
+	return value;
+}
