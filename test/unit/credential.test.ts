@@ -1,0 +1,33 @@
+import { GatewayApi } from '../../credentials/GatewayApi.credentials';
+
+describe('Model Gateway API credential', () => {
+	const credential = new GatewayApi();
+
+	it('keeps the public names of the contract', () => {
+		expect(credential.name).toBe('gatewayApi');
+		expect(credential.displayName).toBe('Model Gateway API');
+		expect(credential.properties.map((property) => property.name)).toEqual(['apiKey', 'baseUrl', 'groupMultiplier']);
+		expect(credential.properties[0].typeOptions?.password).toBe(true);
+		expect(credential.properties[2].default).toBe(1);
+		expect(credential.test.request).toMatchObject({ url: '/v1/models', method: 'GET' });
+	});
+
+	it('adds the bearer header and tolerates a pasted /v1', async () => {
+		const options = await credential.authenticate(
+			{ apiKey: ' sk-abc123 ', baseUrl: 'https://gw.example.com/v1/', groupMultiplier: 1 },
+			{ url: '/v1/models', baseURL: 'https://gw.example.com/v1/', headers: { Accept: 'application/json' } },
+		);
+		expect(options.headers).toEqual({ Accept: 'application/json', Authorization: 'Bearer sk-abc123' });
+		expect(options.baseURL).toBe('https://gw.example.com');
+	});
+
+	it('refuses a key without sk- and never repeats it', async () => {
+		const attempt = credential.authenticate({ apiKey: 'abc-very-secret-value', baseUrl: 'https://gw.example.com' }, { url: '/v1/models' });
+		await expect(attempt).rejects.toThrow('must begin with "sk-"');
+		await expect(attempt).rejects.not.toThrow('abc-very-secret-value');
+	});
+
+	it('refuses a base URL that is not http(s)', async () => {
+		await expect(credential.authenticate({ apiKey: 'sk-1', baseUrl: 'gw.example.com' }, { url: '/v1/models' })).rejects.toThrow('Base URL');
+	});
+});

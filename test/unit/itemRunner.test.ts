@@ -1,0 +1,101 @@
+import { NodeOperationError } from 'n8n-workflow';
+
+import { mapConcurrent, runPerItem } from '../../nodes/shared/itemRunner';
+import { fieldError } from '../../nodes/shared/validate';
+import { createExecuteContext } from '../helpers/executeContext';
+
+const credentials = { apiKey: 'sk-unit', baseUrl: 'http://127.0.0.1:9' };
+const tick = async (n: number) => {
+	for (let i = 0; i < n; i++) await Promise.resolve();
+};
+
+describe('mapConcurrent', () => {
+	it('keeps input order and never runs more than the limit at once', async () => {
+		let running = 0;
+		let peak = 0;
+		const results = await mapConcurrent([5, 1, 4, 2, 3, 0], 3, async (value) => {
+			running++;
+			peak = Math.max(peak, running);
+			await tick(value * 3);
+			running--;
+			return value * 10;
+		});
+		expect(results).toEqual([50, 10, 40, 20, 30, 0]);
+		expect(peak).toBe(3);
+	});
+
+	it('starts nothing new after a failure', async () => {
+		const started: number[] = [];
+		await expect(
+			mapConcurrent([0, 1, 2, 3, 4], 1, async (value) => {
+				started.push(value);
+				if (value === 1) throw new Error('boom');
+				return value;
+			}),
+		).rejects.toThrow('boom');
+		expect(started).toEqual([0, 1]);
+	});
+});
+
+describe('runPerItem', () => {
+	const items = [0, 1, 2, 3].map((n) => ({ json: { n } }));
+
+	it('checks every item before running any, and names field and item', async () => {
+		const { ctx } = createExecuteContext({ parameters: {}, items, credentials });
+		const ran: number[] = [];
+		await expect(
+			runPerItem(ctx, {
+				prepare: (itemIndex) => {
+					if (itemIndex === 2) throw fieldError(ctx, itemIndex, 'Prompt', 'must not be empty');
+					return itemIndex;
+				},
+				run: async (input) => {
+					ran.push(input);
+					return { ok: input };
+				},
+			}),
+		).rejects.toThrow('"Prompt" must not be empty (item 2)');
+		expect(ran).toEqual([]);
+	});
+
+	it('with Continue On Fail: bad items become error items, the others run, order and pairing kept', async () => {
+		const { ctx } = createExecuteContext({ parameters: { options: { concurrency: 4 } }, items, credentials, continueOnFail: true });
+		const [output] = await runPerItem(ctx, {
+			prepare: (itemIndex) => {
+				if (itemIndex === 1) throw fieldError(ctx, itemIndex, 'N', 'must be from 1 to 10, not 11');
+				return itemIndex;
+			},
+			run: async (input) => {
+				await tick((4 - input) * 5); // later items answer first
+				if (input === 3) throw new NodeOperationError(ctx.getNode(), 'gateway said no', { itemIndex: input });
+				return [{ image: `${input}a` }, { image: `${input}b` }];
+			},
+		});
+		expect(output.map((item) => item.json)).toEqual([
+			{ image: '0a' },
+			{ image: '0b' },
+			{ error: '"N" must be from 1 to 10, not 11 (item 1)' },
+			{ image: '2a' },
+			{ image: '2b' },
+			{ error: 'gateway said no' },
+		]);
+		expect(output.map((item) => item.pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+			{ item: 2 },
+			{ item: 3 },
+		]);
+	});
+
+	it('refuses a key without the sk- prefix before any request', async () => {
+		const { ctx, requests } = createExecuteContext({ parameters: {}, credentials: { apiKey: 'pk-wrong-key-123', baseUrl: 'http://127.0.0.1:9' } });
+		const run = jest.fn();
+		const failure = runPerItem(ctx, { prepare: () => 1, run });
+		await expect(failure).rejects.toThrow('must begin with "sk-"');
+		await expect(failure).rejects.not.toThrow('pk-wrong-key-123');
+		expect(run).not.toHaveBeenCalled();
+		expect(requests).toEqual([]);
+	});
+});

@@ -1,0 +1,37 @@
+import { isHttpUrl, isSameOrigin, joinUrl, normalizeBaseUrl } from '../../nodes/shared/url';
+
+describe('base URL handling', () => {
+	it.each([
+		['https://gw.example.com', 'https://gw.example.com'],
+		['https://gw.example.com/', 'https://gw.example.com'],
+		['https://gw.example.com/v1', 'https://gw.example.com'],
+		['https://gw.example.com/v1/', 'https://gw.example.com'],
+		['  https://gw.example.com:8443/relay/v1// ', 'https://gw.example.com:8443/relay'],
+		['http://127.0.0.1:3000/prefix', 'http://127.0.0.1:3000/prefix'],
+	])('normalises %s', (raw, expected) => {
+		expect(normalizeBaseUrl(raw)).toBe(expected);
+	});
+
+	it('joins every pasted form to the same endpoint', () => {
+		for (const base of ['https://a.io/gw', 'https://a.io/gw/', 'https://a.io/gw/v1', 'https://a.io/gw/v1/']) {
+			expect(joinUrl(base, '/v1/models')).toBe('https://a.io/gw/v1/models');
+		}
+		expect(joinUrl('https://a.io', 'plants')).toBe('https://a.io/plants');
+	});
+
+	it('accepts only http(s) URLs with a host', () => {
+		expect(isHttpUrl('https://a.io')).toBe(true);
+		expect(isHttpUrl('http://127.0.0.1:80/x')).toBe(true);
+		expect(isHttpUrl('ftp://a.io')).toBe(false);
+		expect(isHttpUrl('a.io')).toBe(false);
+		expect(isHttpUrl('')).toBe(false);
+	});
+
+	it('compares origins by scheme, host and port', () => {
+		expect(isSameOrigin('https://a.io/v1/videos/1/content', 'https://a.io/gw')).toBe(true);
+		expect(isSameOrigin('https://cdn.a.io/x.mp4', 'https://a.io')).toBe(false);
+		expect(isSameOrigin('http://a.io/x', 'https://a.io')).toBe(false);
+		expect(isSameOrigin('https://a.io:8443/x', 'https://a.io')).toBe(false);
+		expect(isSameOrigin('not a url', 'https://a.io')).toBe(false);
+	});
+});
