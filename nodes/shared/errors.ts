@@ -152,6 +152,31 @@ export function describeHttpError(
 	};
 }
 
+/**
+ * A temporary link on another host (a CDN or a signed object-store URL) that answers 403, 404 or
+ * 410 has expired or its file is gone: said in those words, since "no quota" or "not found" would
+ * send the user looking in the wrong place.
+ */
+export function isExpiredLinkStatus(status: number): boolean {
+	return status === 403 || status === 404 || status === 410;
+}
+
+export function describeExpiredLink(details: GatewayErrorDetails, link: string, what: string): GatewayErrorDetails {
+	let host = 'the file host';
+	try {
+		host = `the file host ${new URL(link).host}`;
+	} catch {
+		// keep the generic wording
+	}
+	return {
+		...details,
+		kind: 'other',
+		message: `${what} failed: the link has expired (${host} answered HTTP ${details.status})`,
+		description:
+			'Links to generated files are temporary. Generate the file again to get a new link, and download it soon after it is generated.',
+	};
+}
+
 /** The n8n error for an HTTP error answer. Only scrubbed, parsed fields reach n8n. */
 export function gatewayHttpError(
 	node: INode,

@@ -16,10 +16,12 @@ import type {
 } from 'n8n-workflow';
 
 import {
+	describeExpiredLink,
 	describeHttpError,
 	describeNetworkError,
 	gatewayHttpError,
 	isAbortError,
+	isExpiredLinkStatus,
 	isRetryableNetworkError,
 	networkError,
 	scrubSecrets,
@@ -192,15 +194,21 @@ export class GatewayClient {
 
 	/**
 	 * Opens a download. The key goes only to links on the gateway's own origin; a link anywhere
-	 * else (a CDN) is fetched without it, and redirects never carry it to another host.
+	 * else (a CDN) is fetched without it, and redirects never carry it to another host. Such a
+	 * link that answers 403, 404 or 410 is reported as expired.
 	 */
 	async download(link: string, call: Omit<GatewayCall, 'path' | 'method' | 'body'>): Promise<GatewayResponse<ByteStream>> {
 		const authenticated = isSameOrigin(link, this.baseUrl);
-		const response = await this.send({ ...call, path: link, method: 'GET' }, 'stream', authenticated);
+		const response = await this.send({ ...call, path: link, method: 'GET' }, 'stream', authenticated, !authenticated);
 		return { status: response.statusCode, headers: response.headers, body: response.body as ByteStream };
 	}
 
-	private async send(call: GatewayCall, encoding: 'arraybuffer' | 'stream', authenticated: boolean): Promise<RawResponse> {
+	private async send(
+		call: GatewayCall,
+		encoding: 'arraybuffer' | 'stream',
+		authenticated: boolean,
+		fromFileHost = false,
+	): Promise<RawResponse> {
 		const policy: RetryPolicy = call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
 		const what = call.what ?? 'The gateway request';
 		const signal = this.cancelSignal;
@@ -230,6 +238,9 @@ export class GatewayClient {
 					await pause(delay, signal).catch((e) => this.rethrowCancel(e, what, call));
 					continue;
 				}
+			}
+			if (fromFileHost && isExpiredLinkStatus(response.statusCode)) {
+				throw this.httpError(describeExpiredLink(details, call.path, what), call);
 			}
 			throw this.httpError(details, call);
 		}
