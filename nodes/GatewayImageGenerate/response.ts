@@ -1,0 +1,96 @@
+/**
+ * The answer of POST /v1/images/generations (interface document 2.2) -> what each output item
+ * gets: its JSON, and where its file comes from (a link to download, or inline Base64).
+ * Pure, so every decision here is unit-tested.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import type { FileType } from '../shared/binary';
+import { IMAGE_PRICE_USD, findModel } from '../shared/models';
+import type { ImageRequest } from './request';
+
+export interface ImageAnswer extends IDataObject {
+	data?: IDataObject[];
+}
+
+export interface PlannedImage {
+	index: number;
+	json: IDataObject;
+	/** A link to download into binary data now. */
+	download?: string;
+	/** Inline Base64 image data to decode. */
+	base64?: string;
+	/** The file name without extension (the extension comes from the bytes). */
+	baseName: string;
+}
+
+/** What is wrong with the answer, or undefined when every element carries an image. */
+export function imageAnswerProblem(answer: unknown): string | undefined {
+	const data = (answer as ImageAnswer | undefined)?.data;
+	if (!Array.isArray(data) || data.length === 0) return 'The gateway answered without any image (no "data" list)';
+	const bad = data.findIndex((entry) => !isNonEmptyString(entry?.url) && !isNonEmptyString(entry?.b64_json));
+	if (bad !== -1) return `The gateway answered image ${bad} with neither a "url" nor "b64_json"`;
+	return undefined;
+}
+
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+
+/** About 0.04 USD per image (catalogue price), times the group's discount multiplier. */
+export function estimateImageCostUsd(model: string, groupMultiplier: number): number {
+	const price = findModel(model)?.pricePerImageUsd ?? IMAGE_PRICE_USD;
+	return Math.round(price * groupMultiplier * 1e6) / 1e6;
+}
+
+/** `https://cdn/x/img_42.png?sig=…` -> `img_42`; undefined when the link has no usable name. */
+export function linkBaseName(link: string): string | undefined {
+	try {
+		const last = new URL(link).pathname.split('/').pop() ?? '';
+		const name = decodeURIComponent(last).replace(/\.[A-Za-z0-9]{1,5}$/, '');
+		return name.trim() === '' ? undefined : name;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Some relays return `data:image/png;base64,…` instead of bare Base64. */
+export function stripDataUrlPrefix(base64: string): string {
+	return base64.replace(/^data:[^,]*;base64,/i, '').trim();
+}
+
+// Per-image fields the node sets itself, or that belong in binary data rather than JSON.
+const OWN_IMAGE_FIELDS = new Set(['b64_json', 'url', 'index', 'model']);
+// Answer fields that are not about each image, or are set by the node.
+const OWN_ANSWER_FIELDS = new Set(['data', 'model', 'index', 'url', 'estimatedCostUsd']);
+
+/**
+ * One entry per image: `model`, `index`, `url` (when there was one), what else the gateway said
+ * about the image (`revised_prompt` …) and the answer (`usage`, `created` …), and the estimate.
+ */
+export function planImages(answer: ImageAnswer, request: ImageRequest, groupMultiplier: number): PlannedImage[] {
+	const model = isNonEmptyString(answer.model) ? answer.model : request.model;
+	const estimatedCostUsd = estimateImageCostUsd(model, groupMultiplier);
+	const answerFields = Object.entries(answer).filter(([key]) => !OWN_ANSWER_FIELDS.has(key));
+	return (answer.data ?? []).map((entry, index) => {
+		const url = isNonEmptyString(entry.url) ? entry.url : undefined;
+		const json: IDataObject = { model, index };
+		if (url) json.url = url;
+		for (const [key, value] of Object.entries(entry)) if (!OWN_IMAGE_FIELDS.has(key)) json[key] = value;
+		for (const [key, value] of answerFields) if (!(key in json)) json[key] = value;
+		json.estimatedCostUsd = estimatedCostUsd;
+
+		const planned: PlannedImage = { index, json, baseName: (url && linkBaseName(url)) || `image-${index}` };
+		if (isNonEmptyString(entry.b64_json)) planned.base64 = stripDataUrlPrefix(entry.b64_json);
+		else if (url && request.downloadImage) planned.download = url;
+		return planned;
+	});
+}
+
+export const UNKNOWN_FILE: FileType = { mimeType: 'application/octet-stream', extension: 'bin' };
+
+/** When the bytes are of no type we know, the host's own image/* type is the next best guess. */
+export function fileTypeFromHeader(contentType: unknown): FileType {
+	const match = /^image\/([a-z0-9.+-]+)/i.exec(String(contentType ?? '').trim());
+	if (!match) return UNKNOWN_FILE;
+	const subtype = match[1].toLowerCase();
+	return { mimeType: `image/${subtype}`, extension: subtype === 'jpeg' ? 'jpg' : subtype.replace(/\+.*$/, '') };
+}

@@ -1,0 +1,302 @@
+/**
+ * Gateway Image Generate, the pure parts: reading and checking an item, the request body, and
+ * what each output item gets from the gateway's answer.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
+import { IMAGE_BODY_FIELDS } from '../../nodes/GatewayImageGenerate/description';
+import { buildImageBody, readImageRequest } from '../../nodes/GatewayImageGenerate/request';
+import type { ImageRequest } from '../../nodes/GatewayImageGenerate/request';
+import {
+	estimateImageCostUsd,
+	fileTypeFromHeader,
+	imageAnswerProblem,
+	linkBaseName,
+	planImages,
+	stripDataUrlPrefix,
+} from '../../nodes/GatewayImageGenerate/response';
+import { describeExpiredLink, isExpiredLinkStatus } from '../../nodes/shared/errors';
+import { createExecuteContext } from '../helpers/executeContext';
+
+// Port 9 (discard) is never listened on here: any request would fail, and none may be sent.
+const credentials = { apiKey: 'sk-unit-image', baseUrl: 'http://127.0.0.1:9' };
+const model = { __rl: true, mode: 'list', value: 'img-image-2' };
+
+const read = (parameters: IDataObject, itemIndex = 0) => {
+	const { ctx } = createExecuteContext({ parameters: { model, ...parameters }, credentials });
+	return readImageRequest(ctx, itemIndex);
+};
+
+const request = (overrides: Partial<ImageRequest> = {}): ImageRequest => ({
+	model: 'img-image-2',
+	prompt: 'a red fox',
+	n: 1,
+	responseFormat: 'url',
+	downloadImage: true,
+	binaryPropertyName: 'data',
+	extraBody: {},
+	...overrides,
+});
+
+describe('reading an item', () => {
+	it('applies the defaults of the contract', () => {
+		expect(read({ prompt: '  a red fox  ' })).toEqual(request());
+	});
+
+	it('reads every field, including a model typed by id and n given as digits', () => {
+		const parsed = read({
+			model: { __rl: true, mode: 'id', value: 'img-custom-1' },
+			prompt: 'a fox',
+			n: '3',
+			responseFormat: 'b64_json',
+			options: { downloadImage: false, binaryPropertyName: 'image', extraBody: '{"size":"1024x1024"}' },
+		});
+		expect(parsed).toEqual(
+			request({ model: 'img-custom-1', prompt: 'a fox', n: 3, responseFormat: 'b64_json', downloadImage: false, binaryPropertyName: 'image', extraBody: { size: '1024x1024' } }),
+		);
+	});
+
+	it('accepts extra body fields given as an object', () => {
+		expect(read({ prompt: 'x', options: { extraBody: { quality: 'high' } } }).extraBody).toEqual({ quality: 'high' });
+	});
+
+	it.each([
+		[{ prompt: '' }, '"Prompt" must not be empty (item 0)'],
+		[{ prompt: '   ' }, '"Prompt" must not be empty (item 0)'],
+		[{ prompt: 'x', n: 0 }, '"Number of Images" must be from 1 to 10, not 0 (item 0)'],
+		[{ prompt: 'x', n: 11 }, '"Number of Images" must be from 1 to 10, not 11 (item 0)'],
+		[{ prompt: 'x', n: 2.5 }, '"Number of Images" must be a whole number, not "2.5" (item 0)'],
+		[{ prompt: 'x', n: 'two' }, '"Number of Images" must be a whole number, not "two" (item 0)'],
+		[{ prompt: 'x', responseFormat: 'png' }, '"Response Format" must be "url" or "b64_json", not "png" (item 0)'],
+		[{ prompt: 'x', options: { extraBody: '[1, 2]' } }, '"Extra Body Fields" must be a JSON object (item 0)'],
+		[{ prompt: 'x', options: { extraBody: '"size"' } }, '"Extra Body Fields" must be a JSON object (item 0)'],
+		[{ prompt: 'x', options: { extraBody: '{size: 1}' } }, '"Extra Body Fields" is not valid JSON'],
+		[{ prompt: 'x', options: { binaryPropertyName: 'my image' } }, '"Put Output File in Field" must be a field name'],
+		[{ prompt: 'x', model: { __rl: true, mode: 'id', value: ' ' } }, '"Model" must not be empty (item 0)'],
+	])('refuses %j', (parameters, message) => {
+		expect(() => read(parameters)).toThrow(message);
+	});
+
+	it('names the item that is wrong', () => {
+		const { ctx } = createExecuteContext({
+			parameters: (itemIndex) => ({ model, prompt: itemIndex === 2 ? '' : 'ok' }),
+			items: [{ json: {} }, { json: {} }, { json: {} }],
+			credentials,
+		});
+		expect(() => readImageRequest(ctx, 2)).toThrow('"Prompt" must not be empty (item 2)');
+	});
+});
+
+describe('the request body', () => {
+	it('maps every node field to its gateway field', () => {
+		expect(buildImageBody(request({ n: 4, responseFormat: 'b64_json' }))).toEqual({
+			model: 'img-image-2',
+			prompt: 'a red fox',
+			n: 4,
+			response_format: 'b64_json',
+		});
+		expect(Object.values(IMAGE_BODY_FIELDS).sort()).toEqual(['model', 'n', 'prompt', 'response_format']);
+	});
+
+	it('merges extra fields, and the node fields win', () => {
+		const body = buildImageBody(request({ extraBody: { size: '1024x1536', quality: 'high', n: 9, prompt: 'other', response_format: 'b64_json' } }));
+		expect(body).toEqual({ size: '1024x1536', quality: 'high', model: 'img-image-2', prompt: 'a red fox', n: 1, response_format: 'url' });
+	});
+
+	it('does not change the extra fields it was given', () => {
+		const extraBody = { size: '512x512' };
+		buildImageBody(request({ extraBody }));
+		expect(extraBody).toEqual({ size: '512x512' });
+	});
+});
+
+describe('checking the answer', () => {
+	it.each([
+		[undefined, /without any image/],
+		[{}, /without any image/],
+		[{ data: [] }, /without any image/],
+		[{ data: 'x' }, /without any image/],
+		[{ data: [{ url: 'http://x/a.png' }, { revised_prompt: 'no image' }] }, /image 1 with neither a "url" nor "b64_json"/],
+		[{ data: [{ url: '' }] }, /image 0 with neither/],
+	])('refuses %j', (answer, message) => {
+		expect(imageAnswerProblem(answer)).toMatch(message);
+	});
+
+	it('accepts links and Base64', () => {
+		expect(imageAnswerProblem({ data: [{ url: 'http://x/a.png' }, { b64_json: 'iVBO' }] })).toBeUndefined();
+	});
+});
+
+describe('one output item per image', () => {
+	const answer = {
+		created: 1_700_000_000,
+		output_format: 'png',
+		usage: { input_tokens: 5, output_tokens: 2112, total_tokens: 2117 },
+		data: [
+			{ url: 'http://files.example/files/images/img_a1.png?sig=abc', revised_prompt: 'A detailed fox' },
+			{ url: 'http://files.example/files/images/img_b2.png', revised_prompt: 'A detailed fox' },
+		],
+	};
+
+	it('gives each image its json and says to download its link', () => {
+		const images = planImages(answer, request({ n: 2 }), 1);
+		expect(images).toEqual([
+			{
+				index: 0,
+				baseName: 'img_a1',
+				download: 'http://files.example/files/images/img_a1.png?sig=abc',
+				json: {
+					model: 'img-image-2',
+					index: 0,
+					url: 'http://files.example/files/images/img_a1.png?sig=abc',
+					revised_prompt: 'A detailed fox',
+					created: 1_700_000_000,
+					output_format: 'png',
+					usage: answer.usage,
+					estimatedCostUsd: 0.04,
+				},
+			},
+			expect.objectContaining({ index: 1, baseName: 'img_b2', download: 'http://files.example/files/images/img_b2.png' }),
+		]);
+		expect(images[1].json).toMatchObject({ index: 1, url: 'http://files.example/files/images/img_b2.png' });
+	});
+
+	it('keeps links only when downloading is off', () => {
+		const [image] = planImages(answer, request({ downloadImage: false }), 1);
+		expect(image.download).toBeUndefined();
+		expect(image.base64).toBeUndefined();
+		expect(image.json.url).toBe(answer.data[0].url);
+	});
+
+	it('decodes Base64 whatever the download option, and never puts it in json', () => {
+		const inline = { data: [{ b64_json: 'data:image/png;base64,iVBORw0KGgo=', revised_prompt: 'r' }] };
+		for (const downloadImage of [true, false]) {
+			const [image] = planImages(inline, request({ responseFormat: 'b64_json', downloadImage }), 1);
+			expect(image).toEqual({
+				index: 0,
+				baseName: 'image-0',
+				base64: 'iVBORw0KGgo=',
+				json: { model: 'img-image-2', index: 0, revised_prompt: 'r', estimatedCostUsd: 0.04 },
+			});
+		}
+	});
+
+	it('prefers the model the gateway reports, and its own fields never override the node`s', () => {
+		const [image] = planImages({ model: 'img-image-2-2026', index: 7, estimatedCostUsd: 99, data: [{ url: 'http://h/x.png', index: 5 }] }, request(), 1);
+		expect(image.json).toEqual({ model: 'img-image-2-2026', index: 0, url: 'http://h/x.png', estimatedCostUsd: 0.04 });
+	});
+
+	it('applies the group multiplier to the catalogue price, per image', () => {
+		const images = planImages(answer, request({ n: 2 }), 0.8);
+		expect(images.map((image) => image.json.estimatedCostUsd)).toEqual([0.032, 0.032]);
+	});
+});
+
+describe('small decisions', () => {
+	it('estimates the cost from the catalogue, falling back to the document`s image price', () => {
+		expect(estimateImageCostUsd('img-image-2', 1)).toBe(0.04);
+		expect(estimateImageCostUsd('img-image-2', 0.3)).toBe(0.012);
+		expect(estimateImageCostUsd('img-unknown', 2)).toBe(0.08);
+	});
+
+	it.each([
+		['http://h/files/images/img_1.png?x=1', 'img_1'],
+		['https://cdn.example/a/b/photo%20one.jpeg', 'photo one'],
+		['https://cdn.example/a/b/', undefined],
+		['https://cdn.example', undefined],
+		['not a link', undefined],
+	])('names the file after the link %s', (link, name) => {
+		expect(linkBaseName(link)).toBe(name);
+	});
+
+	it('strips a data URL prefix from Base64', () => {
+		expect(stripDataUrlPrefix('data:image/webp;base64,UklGR')).toBe('UklGR');
+		expect(stripDataUrlPrefix('iVBORw0KGgo=')).toBe('iVBORw0KGgo=');
+	});
+
+	it.each([
+		['image/png', { mimeType: 'image/png', extension: 'png' }],
+		['image/jpeg; charset=binary', { mimeType: 'image/jpeg', extension: 'jpg' }],
+		['image/svg+xml', { mimeType: 'image/svg+xml', extension: 'svg' }],
+		['application/octet-stream', { mimeType: 'application/octet-stream', extension: 'bin' }],
+		[undefined, { mimeType: 'application/octet-stream', extension: 'bin' }],
+	])('falls back to the host`s type %s when the bytes are of no known type', (header, type) => {
+		expect(fileTypeFromHeader(header)).toEqual(type);
+	});
+});
+
+describe('the node', () => {
+	const node = new GatewayImageGenerate();
+	const { description } = node;
+
+	it('is named and shaped as the contract says', () => {
+		expect(description.name).toBe('gatewayImageGenerate');
+		expect(description.displayName).toBe('Gateway Image Generate');
+		expect(description.version).toBe(1);
+		expect(description.usableAsTool).toBe(true);
+		expect(description.credentials).toEqual([{ name: 'gatewayApi', required: true }]);
+		const names = description.properties.map((property) => property.name);
+		expect(names).toEqual(['model', 'prompt', 'n', 'responseFormat', 'options']);
+		const byName = Object.fromEntries(description.properties.map((property) => [property.name, property]));
+		expect(byName.model.default).toEqual({ mode: 'list', value: 'img-image-2' });
+		expect(byName.n.default).toBe(1);
+		expect(byName.responseFormat.default).toBe('url');
+		const options = (byName.options.options ?? []) as Array<{ name: string; default: unknown }>;
+		expect(Object.fromEntries(options.map((option) => [option.name, option.default]))).toEqual({
+			binaryPropertyName: 'data',
+			concurrency: 10,
+			downloadImage: true,
+			extraBody: '{}',
+		});
+	});
+
+	it('lists image models in its picker', () => {
+		expect(typeof node.methods.listSearch.searchImageModels).toBe('function');
+	});
+
+	it('refuses bad input before any request, naming field and item', async () => {
+		const { ctx, requests } = createExecuteContext({
+			parameters: (itemIndex) => ({ model, prompt: 'fox', n: itemIndex === 1 ? 12 : 1 }),
+			items: [{ json: {} }, { json: {} }],
+			credentials,
+		});
+		await expect(node.execute.call(ctx)).rejects.toThrow('"Number of Images" must be from 1 to 10, not 12 (item 1)');
+		expect(requests).toHaveLength(0);
+	});
+
+	it('with Continue On Fail, a bad item becomes an error item paired with its input', async () => {
+		const { ctx, requests } = createExecuteContext({
+			parameters: { model, prompt: 'fox', options: { extraBody: '[]' } },
+			continueOnFail: true,
+			credentials,
+		});
+		const [output] = await node.execute.call(ctx);
+		expect(output).toEqual([{ json: { error: '"Extra Body Fields" must be a JSON object (item 0)', errorDescription: expect.any(String) }, pairedItem: { item: 0 } }]);
+		expect(requests).toHaveLength(0);
+	});
+});
+
+describe('expired links (shared transport wording)', () => {
+	it('says the link expired, names what failed and the host, never the link`s signature', () => {
+		const details = describeExpiredLink(
+			{ status: 403, kind: 'quota', message: 'No quota (HTTP 403)' },
+			'http://files.example:8080/files/images/img_1.png?sig=secret',
+			'Downloading image 1 of item 2',
+		);
+		expect(details.message).toBe('Downloading image 1 of item 2 failed: the link has expired (the file host files.example:8080 answered HTTP 403)');
+		expect(details.description).toMatch(/temporary/);
+		expect(details.message).not.toContain('secret');
+	});
+
+	it.each([
+		[403, true],
+		[404, true],
+		[410, true],
+		[400, false],
+		[401, false],
+		[500, false],
+	])('treats HTTP %i from a file host as expired: %s', (status, expired) => {
+		expect(isExpiredLinkStatus(status)).toBe(expired);
+	});
+});
