@@ -1,0 +1,256 @@
+/**
+ * Gateway Image Generate against the loopback gateway over real HTTP: both response formats,
+ * several images and items, real decodable files typed from their bytes, the key never sent to
+ * the file host, expired links, and gateway errors.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import { PNG } from 'pngjs';
+
+import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
+import { startGateway } from '../gateway';
+import type { Gateway } from '../gateway';
+import { binaryBytes, createExecuteContext } from '../helpers/executeContext';
+import type { GatewayCredentialData } from '../helpers/executeContext';
+
+const KEY = 'sk-integration-image-0123456789';
+const GENERATIONS = '/v1/images/generations';
+const node = new GatewayImageGenerate();
+const fixture = (name: string) => fs.readFileSync(path.join(__dirname, '../fixtures', name));
+let gateway: Gateway;
+
+beforeAll(async () => {
+	gateway = await startGateway();
+});
+afterAll(async () => {
+	await gateway.close();
+});
+beforeEach(() => gateway.reset());
+
+interface RunOptions {
+	items?: INodeExecutionData[];
+	continueOnFail?: boolean;
+	credentials?: Partial<GatewayCredentialData>;
+}
+
+async function run(parameters: IDataObject | ((itemIndex: number) => IDataObject), options: RunOptions = {}) {
+	const withDefaults = (itemIndex: number) => ({
+		model: { __rl: true, mode: 'list', value: 'img-image-2' },
+		...(typeof parameters === 'function' ? parameters(itemIndex) : parameters),
+	});
+	const context = createExecuteContext({
+		parameters: withDefaults,
+		items: options.items,
+		continueOnFail: options.continueOnFail,
+		credentials: { apiKey: KEY, baseUrl: gateway.baseUrl, ...options.credentials },
+		nodeType: 'n8n-nodes-model-gateway.gatewayImageGenerate',
+	});
+	const [output] = await node.execute.call(context.ctx);
+	return { output, ...context };
+}
+
+const fileRequests = () => gateway.requests.filter((request) => request.server === 'files');
+const generationRequests = () => gateway.requests.filter((request) => request.server === 'api' && request.path === GENERATIONS);
+
+function decodePng(bytes: Buffer) {
+	const png = PNG.sync.read(bytes);
+	return { width: png.width, height: png.height, firstPixel: [...png.data.subarray(0, 3)] };
+}
+
+describe('url images (the default)', () => {
+	it('downloads every image at once into a real PNG file, one item per image', async () => {
+		const { output, binaries } = await run({ prompt: 'a red fox', n: 3 });
+		expect(output).toHaveLength(3);
+		const colours = new Set<string>();
+		output.forEach((item, index) => {
+			expect(item.pairedItem).toEqual({ item: 0 });
+			expect(item.json).toMatchObject({
+				model: 'img-image-2',
+				index,
+				url: expect.stringMatching(new RegExp(`^${gateway.fileBaseUrl}/files/images/img_\\w+\\.png$`)),
+				revised_prompt: 'A detailed image of: a red fox',
+				usage: expect.objectContaining({ output_tokens: 3 * 1056 }),
+				estimatedCostUsd: 0.04,
+			});
+			const binary = item.binary!.data;
+			expect(binary).toMatchObject({ mimeType: 'image/png', fileExtension: 'png' });
+			expect(binary.fileName).toBe(`${String(item.json.url).split('/').pop()}`);
+			const image = decodePng(binaryBytes(item));
+			expect([image.width, image.height]).toEqual([64, 64]);
+			colours.add(image.firstPixel.join(','));
+		});
+		expect(colours.size).toBe(3); // three different images, not one three times
+		expect(binaries.every((entry) => entry.streamed)).toBe(true);
+	});
+
+	it('sends the key to the gateway and never to the file host', async () => {
+		const { requests } = await run({ prompt: 'a red fox', n: 2 });
+		expect(generationRequests()).toHaveLength(1);
+		expect(generationRequests()[0].headers.authorization).toBe(`Bearer ${KEY}`);
+		expect(fileRequests()).toHaveLength(2);
+		for (const request of fileRequests()) expect(request.headers.authorization).toBeUndefined();
+		const downloads = requests.filter((request) => String(request.url).startsWith(gateway.fileBaseUrl));
+		expect(downloads).toHaveLength(2);
+		for (const request of downloads) expect(JSON.stringify(request.headers ?? {})).not.toContain(KEY);
+	});
+
+	it('sends exactly the documented body, with extra fields merged and the node fields winning', async () => {
+		await run({ prompt: 'a fox', n: 2, options: { extraBody: '{"output_format":"jpeg","size":"1024x1024","n":7}' } });
+		expect(JSON.parse(generationRequests()[0].rawBody)).toEqual({
+			output_format: 'jpeg',
+			size: '1024x1024',
+			model: 'img-image-2',
+			prompt: 'a fox',
+			n: 2,
+			response_format: 'url',
+		});
+	});
+
+	it('types a JPEG from its bytes, with the matching extension', async () => {
+		const { output } = await run({ prompt: 'a fox', options: { extraBody: { output_format: 'jpeg' } } });
+		expect(output[0].binary!.data).toMatchObject({ mimeType: 'image/jpeg', fileExtension: 'jpg' });
+		expect(output[0].binary!.data.fileName).toMatch(/^img_\w+\.jpg$/);
+		expect(binaryBytes(output[0]).equals(fixture('sample-image.jpg'))).toBe(true);
+	});
+
+	it('puts the file in the binary field the user chose', async () => {
+		const { output } = await run({ prompt: 'a fox', options: { binaryPropertyName: 'picture' } });
+		expect(Object.keys(output[0].binary!)).toEqual(['picture']);
+		expect(decodePng(binaryBytes(output[0], 'picture')).width).toBe(64);
+	});
+
+	it('gives links only when Download Image is off', async () => {
+		const { output } = await run({ prompt: 'a fox', n: 2, options: { downloadImage: false } });
+		expect(output.map((item) => item.binary)).toEqual([undefined, undefined]);
+		expect(output.map((item) => item.json.index)).toEqual([0, 1]);
+		expect(output.every((item) => String(item.json.url).startsWith(gateway.fileBaseUrl))).toBe(true);
+		expect(fileRequests()).toHaveLength(0);
+	});
+});
+
+describe('b64_json images', () => {
+	it('decodes Base64 into PNG files, one item per image, with no url and no download', async () => {
+		const { output, binaries } = await run({ prompt: 'a blue bird', n: 2, responseFormat: 'b64_json' });
+		expect(output).toHaveLength(2);
+		output.forEach((item, index) => {
+			expect(item.json).toEqual(
+				expect.objectContaining({ model: 'img-image-2', index, revised_prompt: 'A detailed image of: a blue bird', estimatedCostUsd: 0.04 }),
+			);
+			expect(item.json).not.toHaveProperty('url');
+			expect(item.json).not.toHaveProperty('b64_json');
+			expect(item.binary!.data).toMatchObject({ mimeType: 'image/png', fileName: `image-${index}.png`, fileExtension: 'png' });
+			expect(decodePng(binaryBytes(item)).height).toBe(64);
+		});
+		expect(binaries.some((entry) => entry.streamed)).toBe(false);
+		expect(fileRequests()).toHaveLength(0);
+	});
+
+	it('types WebP from its bytes', async () => {
+		const { output } = await run({ prompt: 'x', responseFormat: 'b64_json', options: { extraBody: { output_format: 'webp' } } });
+		expect(output[0].binary!.data).toMatchObject({ mimeType: 'image/webp', fileName: 'image-0.webp' });
+		expect(binaryBytes(output[0]).equals(fixture('sample-image.webp'))).toBe(true);
+	});
+});
+
+describe('several items', () => {
+	it('keeps input order and pairs each image with its item, whatever order the answers arrive in', async () => {
+		gateway.setOptions({ delayMs: 30 });
+		const prompts = ['first', 'second', 'third'];
+		const counts = [2, 1, 3];
+		const { output } = await run((itemIndex) => ({ prompt: prompts[itemIndex], n: counts[itemIndex] }), {
+			items: prompts.map((prompt) => ({ json: { prompt } })),
+		});
+		expect(output.map((item) => [item.pairedItem, item.json.index])).toEqual([
+			[{ item: 0 }, 0],
+			[{ item: 0 }, 1],
+			[{ item: 1 }, 0],
+			[{ item: 2 }, 0],
+			[{ item: 2 }, 1],
+			[{ item: 2 }, 2],
+		]);
+		expect(output.map((item) => item.json.revised_prompt)).toEqual(
+			['first', 'first', 'second', 'third', 'third', 'third'].map((prompt) => `A detailed image of: ${prompt}`),
+		);
+		expect(output.every((item) => item.binary?.data.mimeType === 'image/png')).toBe(true);
+	});
+
+	it('estimates the cost with the credential`s group multiplier', async () => {
+		const { output } = await run({ prompt: 'x', n: 2 }, { credentials: { groupMultiplier: 0.5 } });
+		expect(output.map((item) => item.json.estimatedCostUsd)).toEqual([0.02, 0.02]);
+	});
+});
+
+describe('expired links', () => {
+	it('says the link expired and names the image and the item, not a stack', async () => {
+		const promise = run({ prompt: 'old news [expired]' });
+		await expect(promise).rejects.toThrow(
+			new RegExp(`^Downloading image 0 of item 0 failed: the link has expired \\(the file host 127\\.0\\.0\\.1:${gateway.filePort} answered HTTP 403\\)$`),
+		);
+		await promise.catch((error) => {
+			expect(error.description).toMatch(/temporary/);
+			expect(JSON.stringify(error)).not.toContain(KEY);
+		});
+		expect(fileRequests()).toHaveLength(1); // a 403 is not retried
+	});
+
+	it('with Continue On Fail, the failed item keeps its link and the other items go on', async () => {
+		const { output } = await run((itemIndex) => ({ prompt: itemIndex === 0 ? 'x [expired]' : 'fresh' }), {
+			items: [{ json: {} }, { json: {} }],
+			continueOnFail: true,
+		});
+		expect(output).toHaveLength(2);
+		expect(output[0]).toEqual({
+			json: {
+				error: expect.stringContaining('Downloading image 0 of item 0 failed: the link has expired'),
+				errorDescription: expect.stringMatching(/temporary/),
+				model: 'img-image-2',
+				index: 0,
+				url: expect.stringContaining(`${gateway.fileBaseUrl}/files/images/`),
+			},
+			pairedItem: { item: 0 },
+		});
+		expect(output[1].pairedItem).toEqual({ item: 1 });
+		expect(output[1].binary!.data.mimeType).toBe('image/png');
+	});
+});
+
+describe('gateway errors', () => {
+	it('retries a bare 429 and a proxy 502, then succeeds', async () => {
+		gateway.queueFaults(GENERATIONS, ['502-html']);
+		const { output } = await run({ prompt: 'busy [429-once]' });
+		expect(output).toHaveLength(1);
+		expect(output[0].binary!.data.mimeType).toBe('image/png');
+		expect(generationRequests()).toHaveLength(3);
+	});
+
+	it.each([
+		[{ prompt: 'x' }, { apiKey: 'sk-invalid-key-123' }, /^Authentication failed: .*\(HTTP 401\)/],
+		[{ prompt: 'x' }, { apiKey: 'sk-noquota-key-123' }, /^No quota: .*\(HTTP 403\)/],
+		[{ prompt: 'x', model: { __rl: true, mode: 'id', value: 'img-nope' } }, {}, /^Unknown model: .*\(HTTP 503\)/],
+		[{ prompt: 'x', options: { extraBody: { output_format: 'gif' } } }, {}, /^Bad request: .*\(HTTP 400\): "output_format must be one of png, jpeg, webp/],
+	])('explains %j with credential %j in plain words', async (parameters, credentials, message) => {
+		const promise = run(parameters, { credentials });
+		await expect(promise).rejects.toThrow(message);
+		await promise.catch((error) => expect(`${error.message} ${error.description ?? ''}`).not.toMatch(/sk-(invalid|noquota|integration)/));
+		expect(fileRequests()).toHaveLength(0);
+	});
+
+	it('with Continue On Fail, a refused item becomes an error item and the others go on', async () => {
+		const { output } = await run(
+			(itemIndex) => ({ prompt: 'x', model: { __rl: true, mode: 'id', value: itemIndex === 1 ? 'img-nope' : 'img-image-2' } }),
+			{ items: [{ json: {} }, { json: {} }, { json: {} }], continueOnFail: true },
+		);
+		expect(output.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+		expect(output[1].json.error).toMatch(/^Unknown model/);
+		expect(output[0].binary!.data.mimeType).toBe('image/png');
+		expect(output[2].binary!.data.mimeType).toBe('image/png');
+	});
+
+	it('refuses bad input before any request', async () => {
+		await expect(run({ prompt: 'x', n: 0 })).rejects.toThrow('"Number of Images" must be from 1 to 10, not 0 (item 0)');
+		await expect(run({ prompt: '' })).rejects.toThrow('"Prompt" must not be empty (item 0)');
+		await expect(run({ prompt: 'x', options: { extraBody: '"big"' } })).rejects.toThrow('"Extra Body Fields" must be a JSON object (item 0)');
+		expect(gateway.requests).toHaveLength(0);
+	});
+});
