@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+'use strict';
+// Starts the loopback gateway and prints {"baseUrl":...,"fileBaseUrl":...} on one line.
+// Usage: node test/gateway/cli.js [--port N] [--file-port N] [--delay-ms N] [--host H] [--log]
+const { startGateway } = require('./index');
+
+const FLAGS = { '--port': 'port', '--file-port': 'filePort', '--delay-ms': 'delayMs', '--host': 'host', '--polls': 'videoPollsToFinish' };
+
+function parseArgs(argv) {
+	const options = {};
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i];
+		if (arg === '--log') {
+			options.log = true;
+			continue;
+		}
+		const name = FLAGS[arg];
+		const value = argv[i + 1];
+		if (!name || value === undefined) throw new Error(`unknown or incomplete argument ${arg}`);
+		options[name] = name === 'host' ? value : Number(value);
+		i++;
+	}
+	return options;
+}
+
+async function main() {
+	const gateway = await startGateway(parseArgs(process.argv.slice(2)));
+	process.stdout.write(`${JSON.stringify({ baseUrl: gateway.baseUrl, fileBaseUrl: gateway.fileBaseUrl })}\n`);
+	const stop = () => gateway.close().then(() => process.exit(0));
+	process.once('SIGTERM', stop);
+	process.once('SIGINT', stop);
+}
+
+main().catch((error) => {
+	console.error(`gateway: ${error.message}`);
+	process.exit(1);
+});

@@ -1,0 +1,73 @@
+'use strict';
+// Synchronous image generation. `url` answers link to the file host (another origin);
+// `b64_json` answers carry the bytes inline. All images are real, decodable files.
+const { sendJson } = require('./http');
+const { invalidRequest } = require('./errors');
+const { requireModel } = require('./models');
+const { has, rateLimitOnce } = require('./magic');
+const { IMAGE_FORMATS, imageBytes } = require('./media');
+const { countTokens } = require('./reply');
+const { randomHex, unixNow } = require('./util');
+
+const MAX_N = 10;
+const OUTPUT_TOKENS_PER_IMAGE = 1056;
+
+function validate(ctx, body) {
+	requireModel(ctx, body.model, 'image');
+	if (typeof body.prompt !== 'string' || body.prompt.trim() === '') {
+		throw invalidRequest(ctx, 'prompt is required and must be a non-empty string', { param: 'prompt' });
+	}
+	const n = body.n ?? 1;
+	if (!Number.isInteger(n) || n < 1 || n > MAX_N) {
+		throw invalidRequest(ctx, `n must be an integer between 1 and ${MAX_N}, got ${JSON.stringify(body.n)}`, {
+			param: 'n',
+			code: 'invalid_value',
+		});
+	}
+	const responseFormat = body.response_format ?? 'url';
+	if (responseFormat !== 'url' && responseFormat !== 'b64_json') {
+		throw invalidRequest(ctx, `response_format must be 'url' or 'b64_json', got ${JSON.stringify(responseFormat)}`, {
+			param: 'response_format',
+			code: 'invalid_value',
+		});
+	}
+	const outputFormat = body.output_format ?? 'png';
+	if (!Object.hasOwn(IMAGE_FORMATS, outputFormat)) {
+		throw invalidRequest(ctx, `output_format must be one of png, jpeg, webp, got ${JSON.stringify(outputFormat)}`, {
+			param: 'output_format',
+			code: 'invalid_value',
+		});
+	}
+	return { n, responseFormat, outputFormat };
+}
+
+async function generate(ctx) {
+	const body = ctx.json();
+	const { n, responseFormat, outputFormat } = validate(ctx, body);
+	if (rateLimitOnce(ctx, body.prompt)) return;
+	const expired = has(body.prompt, 'expired');
+	const revisedPrompt = `A detailed image of: ${body.prompt}`;
+	const data = Array.from({ length: n }, (_, index) => {
+		if (responseFormat === 'b64_json') {
+			return { b64_json: imageBytes(outputFormat, index).toString('base64'), revised_prompt: revisedPrompt };
+		}
+		const id = `img_${randomHex(12)}`;
+		ctx.gw.images.set(id, { format: outputFormat, index, expired });
+		const url = `${ctx.gw.fileBaseUrl}/files/images/${id}.${IMAGE_FORMATS[outputFormat].ext}`;
+		return { url, revised_prompt: revisedPrompt };
+	});
+	const inputTokens = countTokens(body.prompt);
+	sendJson(ctx.res, 200, {
+		created: unixNow(),
+		data,
+		output_format: outputFormat,
+		usage: {
+			input_tokens: inputTokens,
+			output_tokens: OUTPUT_TOKENS_PER_IMAGE * n,
+			total_tokens: inputTokens + OUTPUT_TOKENS_PER_IMAGE * n,
+			input_tokens_details: { text_tokens: inputTokens, image_tokens: 0 },
+		},
+	});
+}
+
+module.exports = { generate };

@@ -1,0 +1,191 @@
+'use strict';
+// POST /v1/messages in the native messages format, errors included. The reply echoes the
+// input: "[<system>] Echo from <model> (effort: <effort>): <last user message>".
+const { sendJson } = require('./http');
+const { invalidRequest } = require('./errors');
+const { requireModel } = require('./models');
+const { rateLimitOnce } = require('./magic');
+const { countTokens, splitPieces, applyStop, contentText, fitOutput, thinkingSignature } = require('./reply');
+const { eventFrame, magicInterrupt, streamFrames } = require('./sse');
+const { randomHex } = require('./util');
+
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
+const MIN_THINKING_BUDGET = 1024;
+
+function validateMessages(ctx, messages) {
+	if (!Array.isArray(messages) || messages.length === 0) {
+		throw invalidRequest(ctx, 'messages: at least one message is required');
+	}
+	messages.forEach((message, i) => {
+		if (message?.role === 'system') {
+			throw invalidRequest(
+				ctx,
+				`messages.${i}.role: Unexpected role "system". The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`,
+			);
+		}
+		if (message?.role !== 'user' && message?.role !== 'assistant') {
+			throw invalidRequest(ctx, `messages.${i}.role: Input should be 'user' or 'assistant'`);
+		}
+		if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
+			throw invalidRequest(ctx, `messages.${i}.content: Input should be a valid string or list of content blocks`);
+		}
+	});
+}
+
+function validateMaxTokens(ctx, maxTokens, model) {
+	if (maxTokens === undefined) throw invalidRequest(ctx, 'max_tokens: Field required');
+	if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+		throw invalidRequest(ctx, 'max_tokens: Input should be a valid integer greater than or equal to 1');
+	}
+	if (maxTokens > model.maxOutput) {
+		throw invalidRequest(
+			ctx,
+			`max_tokens: ${maxTokens} > ${model.maxOutput}, which is the maximum allowed number of output tokens for ${model.id}`,
+		);
+	}
+}
+
+/** Returns the thinking mode asked for: null, 'adaptive' or { budget }. */
+function thinkingOf(ctx, thinking, maxTokens) {
+	if (thinking === undefined || thinking === null || thinking.type === 'disabled') return null;
+	if (thinking.type === 'adaptive') return 'adaptive';
+	if (thinking.type !== 'enabled') {
+		throw invalidRequest(ctx, "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'");
+	}
+	const budget = thinking.budget_tokens;
+	if (!Number.isInteger(budget) || budget < MIN_THINKING_BUDGET) {
+		throw invalidRequest(ctx, `thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_THINKING_BUDGET}`);
+	}
+	if (budget >= maxTokens) {
+		throw invalidRequest(ctx, '`max_tokens` must be greater than `thinking.budget_tokens`');
+	}
+	return { budget };
+}
+
+function validateSystem(ctx, system) {
+	const ok =
+		system === undefined ||
+		typeof system === 'string' ||
+		(Array.isArray(system) && system.every((b) => b?.type === 'text' && typeof b.text === 'string'));
+	if (!ok) throw invalidRequest(ctx, 'system: Input should be a valid string or list of text blocks');
+}
+
+function validate(ctx, body) {
+	const model = requireModel(ctx, body.model, 'chat');
+	validateMaxTokens(ctx, body.max_tokens, model);
+	validateMessages(ctx, body.messages);
+	validateSystem(ctx, body.system);
+	const thinking = thinkingOf(ctx, body.thinking, body.max_tokens);
+	const effort = body.output_config?.effort;
+	if (effort !== undefined && !EFFORTS.includes(effort)) {
+		throw invalidRequest(ctx, `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(', ')}`);
+	}
+	const { temperature } = body;
+	if (temperature !== undefined && (typeof temperature !== 'number' || temperature < 0 || temperature > 1)) {
+		throw invalidRequest(ctx, 'temperature: Input should be a number between 0 and 1');
+	}
+	if (thinking && temperature !== undefined && temperature !== 1) {
+		throw invalidRequest(ctx, '`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.');
+	}
+	const stops = body.stop_sequences ?? [];
+	if (!Array.isArray(stops) || !stops.every((s) => typeof s === 'string')) {
+		throw invalidRequest(ctx, 'stop_sequences: Input should be a valid list of strings');
+	}
+	if (body.stream !== undefined && typeof body.stream !== 'boolean') {
+		throw invalidRequest(ctx, 'stream: Input should be a valid boolean');
+	}
+	return { model, thinking, effort, stops };
+}
+
+/** The deterministic message: content blocks, stop reason and usage. */
+function compose(body, { model, thinking, effort, stops }) {
+	const system = contentText(body.system);
+	const lastUser = contentText([...body.messages].reverse().find((m) => m.role === 'user')?.content);
+	const thinks = model.alwaysThinks || thinking !== null;
+	const budget = thinking?.budget ? ` within ${thinking.budget} tokens` : '';
+	const thinkingText = thinks ? `Thinking${budget} about: ${lastUser}` : '';
+	const reply = `${system ? `[${system}] ` : ''}Echo from ${model.id}${effort ? ` (effort: ${effort})` : ''}: ${lastUser}`;
+	const stopped = applyStop(reply, stops);
+	const out = fitOutput(thinkingText, stopped.text, body.max_tokens);
+	const content = [];
+	if (thinks) content.push({ type: 'thinking', thinking: out.thinking, signature: thinkingSignature(out.thinking) });
+	content.push({ type: 'text', text: out.text });
+	let stopReason = 'end_turn';
+	if (out.truncated) stopReason = 'max_tokens';
+	else if (stopped.matched !== null) stopReason = 'stop_sequence';
+	const inputTokens = countTokens(system) + body.messages.reduce((sum, m) => sum + countTokens(contentText(m.content)), 0);
+	return {
+		content,
+		stopReason,
+		stopSequence: stopReason === 'stop_sequence' ? stopped.matched : null,
+		usage: { input_tokens: inputTokens, output_tokens: out.outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+	};
+}
+
+const STREAM_ERROR = eventFrame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+
+/** The event sequence of a streamed message; returns the frames and where the text deltas sit. */
+function blockFrames(block, index) {
+	const frames = [];
+	if (block.type === 'thinking') {
+		frames.push(eventFrame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+		for (const piece of splitPieces(block.thinking)) {
+			frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } }));
+		}
+		frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }));
+	} else {
+		frames.push(eventFrame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+		for (const piece of splitPieces(block.text)) {
+			frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }));
+		}
+	}
+	frames.push(eventFrame('content_block_stop', { type: 'content_block_stop', index }));
+	return frames;
+}
+
+function streamAnswer(ctx, head, answer, conversation) {
+	const frames = [
+		eventFrame('message_start', {
+			type: 'message_start',
+			message: { ...head, content: [], stop_reason: null, stop_sequence: null, usage: { ...answer.usage, output_tokens: 1 } },
+		}),
+	];
+	let textStart = 0;
+	answer.content.forEach((block, index) => {
+		const blockStart = frames.length;
+		frames.push(...blockFrames(block, index));
+		// As the real service does, a ping follows the first content_block_start.
+		if (index === 0) frames.splice(blockStart + 1, 0, eventFrame('ping', { type: 'ping' }));
+		if (block.type === 'text') textStart = frames.length - splitPieces(block.text).length - 1;
+	});
+	frames.push(
+		eventFrame('message_delta', {
+			type: 'message_delta',
+			delta: { stop_reason: answer.stopReason, stop_sequence: answer.stopSequence },
+			usage: { output_tokens: answer.usage.output_tokens },
+		}),
+		eventFrame('message_stop', { type: 'message_stop' }),
+	);
+	const textBlock = answer.content[answer.content.length - 1];
+	const interrupt = magicInterrupt(conversation, textStart, splitPieces(textBlock.text).length, STREAM_ERROR);
+	return streamFrames(ctx.res, frames, interrupt);
+}
+
+async function create(ctx) {
+	const body = ctx.json();
+	const checked = validate(ctx, body);
+	const conversation = [contentText(body.system), ...body.messages.map((m) => contentText(m.content))].join('\n');
+	if (rateLimitOnce(ctx, conversation)) return;
+	const answer = compose(body, checked);
+	const head = { id: `msg_${randomHex(12)}`, type: 'message', role: 'assistant', model: checked.model.id };
+	if (body.stream) return streamAnswer(ctx, head, answer, conversation);
+	sendJson(ctx.res, 200, {
+		...head,
+		content: answer.content,
+		stop_reason: answer.stopReason,
+		stop_sequence: answer.stopSequence,
+		usage: answer.usage,
+	});
+}
+
+module.exports = { create };

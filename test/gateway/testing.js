@@ -1,0 +1,42 @@
+'use strict';
+// Helpers for tests that talk to the gateway with plain fetch.
+
+const TEST_KEY = 'sk-test-0123456789';
+
+/** fetch wrappers that send JSON and, unless `key` is null, the bearer key. */
+function gatewayClient(baseUrl, key = TEST_KEY) {
+	const headers = (extra) => ({
+		'content-type': 'application/json',
+		...(key ? { authorization: `Bearer ${key}` } : {}),
+		...extra,
+	});
+	return {
+		get: (path, init = {}) => fetch(baseUrl + path, { ...init, headers: headers(init.headers) }),
+		post: (path, body, init = {}) =>
+			fetch(baseUrl + path, {
+				method: 'POST',
+				...init,
+				headers: headers(init.headers),
+				body: typeof body === 'string' ? body : JSON.stringify(body),
+			}),
+	};
+}
+
+/** Top-level ISO BMFF boxes of an MP4 buffer: [{ type, size }], sizes summing to its length. */
+function mp4TopLevelBoxes(buffer) {
+	const boxes = [];
+	let at = 0;
+	while (at + 8 <= buffer.length && boxes.length < 1000) {
+		let size = buffer.readUInt32BE(at);
+		const type = buffer.toString('ascii', at + 4, at + 8);
+		if (size === 1) size = Number(buffer.readBigUInt64BE(at + 8));
+		if (size === 0) size = buffer.length - at; // box runs to the end of the file
+		if (size < 8) throw new Error(`bad MP4 box size ${size} at ${at}`);
+		boxes.push({ type, size });
+		at += size;
+	}
+	if (at !== buffer.length) throw new Error(`MP4 boxes end at ${at}, file is ${buffer.length} bytes`);
+	return boxes;
+}
+
+module.exports = { TEST_KEY, gatewayClient, mp4TopLevelBoxes };
