@@ -1,0 +1,29 @@
+/** POST /v1/chat/completions for every item, streamed or not, with the same output either way. */
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { callChat } from '../shared/chatCommon';
+import { runPerItem } from '../shared/itemRunner';
+import { ChatCompletionStream, chatAnswerText, chatOutput, isChatErrorReply } from './reply';
+import type { ChatCompletion } from './reply';
+import { chatRequestBody, readChatInput } from './request';
+
+export async function complete(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	return await runPerItem(this, {
+		prepare: (itemIndex) => readChatInput(this, itemIndex),
+		run: async (input, itemIndex, client) => {
+			const completion = await callChat<ChatCompletion>(this, client, {
+				path: '/v1/chat/completions',
+				body: chatRequestBody(input),
+				stream: input.stream,
+				itemIndex,
+				what: 'The chat request',
+				newReplyStream: () => new ChatCompletionStream(),
+				answerText: chatAnswerText,
+				isErrorReply: isChatErrorReply,
+			});
+			const json = chatOutput(completion);
+			if (input.includeRawResponse) json.rawResponse = completion;
+			return { json };
+		},
+	});
+}

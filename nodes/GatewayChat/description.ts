@@ -1,0 +1,58 @@
+/**
+ * The panel of Gateway Chat. Each field says which chat-completions field it becomes; the
+ * mapping itself is `chatRequestBody` in request.ts, one line per field.
+ */
+import type { INodeProperties } from 'n8n-workflow';
+
+import {
+	effortOption,
+	includeRawResponseOption,
+	maxTokensField,
+	messagesField,
+	stopSequencesOption,
+	streamField,
+} from '../shared/chatDescriptions';
+import { concurrencyOption, extraBodyOption, modelField } from '../shared/descriptions';
+
+export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
+
+export const chatProperties: INodeProperties[] = [
+	modelField('chat-sonnet-5', 'searchChatModels'),
+	messagesField(
+		CHAT_ROLES,
+		'The conversation so far, sent as `messages`. The model answers the last message.',
+		'e.g. Summarise this text in three bullet points: ...',
+	),
+	maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
+	streamField,
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			concurrencyOption,
+			effortOption('reasoning_effort'),
+			extraBodyOption('{"n": 1, "seed": 7}'),
+			includeRawResponseOption,
+			stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
+			{
+				displayName: 'Temperature',
+				name: 'temperature',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
+				default: 1,
+				description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
+			},
+			{
+				displayName: 'Top P',
+				name: 'topP',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
+				default: 1,
+				description: 'Nucleus sampling, 0 to 1 (`top_p`). Change this or Temperature, not both.',
+			},
+		],
+	},
+];

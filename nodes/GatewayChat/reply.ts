@@ -1,0 +1,151 @@
+/**
+ * Chat-completions replies: the output item from a `chat.completion`, and the stream of
+ * `chat.completion.chunk` events rebuilt into that same `chat.completion`, so the output is the
+ * same with or without Stream.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { eventJson, GatewayReplyError } from '../shared/chatCommon';
+import type { ReplyStream } from '../shared/chatCommon';
+import type { ServerSentEvent } from '../shared/sse';
+
+export interface ChatCompletion extends IDataObject {
+	id?: string;
+	object?: string;
+	created?: number;
+	model?: string;
+	choices?: IDataObject[];
+	usage?: IDataObject;
+	error?: IDataObject;
+}
+
+function contentText(content: unknown): string {
+	if (typeof content === 'string') return content;
+	if (Array.isArray(content)) {
+		// Some relays answer with content parts: [{type: 'text', text}]
+		return content.map((part) => (typeof (part as IDataObject)?.text === 'string' ? ((part as IDataObject).text as string) : '')).join('');
+	}
+	return '';
+}
+
+/** The node's output `json` (without rawResponse). */
+export function chatOutput(completion: ChatCompletion): IDataObject {
+	const choice = completion.choices?.[0] ?? {};
+	const message = (choice.message ?? {}) as IDataObject;
+	const json: IDataObject = {
+		text: contentText(message.content),
+		model: completion.model ?? null,
+		finishReason: (choice.finish_reason as string | undefined) ?? null,
+		usage: completion.usage ?? null,
+	};
+	// Relays name it `reasoning_content` (most) or `reasoning`.
+	const reasoning = contentText(message.reasoning_content ?? message.reasoning);
+	if (reasoning !== '') json.reasoning = reasoning;
+	if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) json.toolCalls = message.tool_calls;
+	return json;
+}
+
+export function chatAnswerText(completion: ChatCompletion): string {
+	return chatOutput(completion).text as string;
+}
+
+export function isChatErrorReply(completion: ChatCompletion): boolean {
+	return typeof completion?.error === 'object' && completion.error !== null && !Array.isArray(completion.choices);
+}
+
+interface ToolCallParts {
+	id?: string;
+	type?: string;
+	name?: string;
+	arguments: string[];
+}
+
+interface ChoiceParts {
+	content: string[];
+	reasoning: string[];
+	toolCalls: Map<number, ToolCallParts>;
+	finishReason: string | null;
+}
+
+/** `data:` chunks, a usage chunk with empty `choices`, then `data: [DONE]`. */
+export class ChatCompletionStream implements ReplyStream<ChatCompletion> {
+	readonly endMark = 'data: [DONE]';
+	private done = false;
+	private head: IDataObject = {};
+	private usage: IDataObject | undefined;
+	private readonly choices = new Map<number, ChoiceParts>();
+
+	get finished(): boolean {
+		return this.done;
+	}
+
+	take(event: ServerSentEvent): string | undefined {
+		if (event.data === '[DONE]') {
+			this.done = true;
+			return undefined;
+		}
+		const chunk = eventJson(event);
+		if (event.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw GatewayReplyError.from(chunk);
+		for (const key of ['id', 'created', 'model', 'system_fingerprint']) {
+			if (chunk[key] !== undefined && chunk[key] !== null) this.head[key] = chunk[key];
+		}
+		if (chunk.usage && typeof chunk.usage === 'object') this.usage = chunk.usage as IDataObject;
+		let text: string | undefined;
+		for (const choice of (Array.isArray(chunk.choices) ? chunk.choices : []) as IDataObject[]) {
+			const parts = this.choiceParts(Number(choice.index ?? 0));
+			const delta = (choice.delta ?? {}) as IDataObject;
+			if (typeof delta.content === 'string' && delta.content !== '') {
+				parts.content.push(delta.content);
+				if (Number(choice.index ?? 0) === 0) text = text === undefined ? delta.content : text + delta.content;
+			}
+			const reasoning = delta.reasoning_content ?? delta.reasoning;
+			if (typeof reasoning === 'string' && reasoning !== '') parts.reasoning.push(reasoning);
+			if (Array.isArray(delta.tool_calls)) this.takeToolCalls(parts, delta.tool_calls as IDataObject[]);
+			if (typeof choice.finish_reason === 'string') parts.finishReason = choice.finish_reason;
+		}
+		return text;
+	}
+
+	reply(): ChatCompletion {
+		const choices = [...this.choices.entries()]
+			.sort(([a], [b]) => a - b)
+			.map(([index, parts]) => {
+				const message: IDataObject = { role: 'assistant', content: parts.content.join('') };
+				if (parts.reasoning.length > 0) message.reasoning_content = parts.reasoning.join('');
+				if (parts.toolCalls.size > 0) {
+					message.tool_calls = [...parts.toolCalls.entries()]
+						.sort(([a], [b]) => a - b)
+						.map(([, call]) => ({ id: call.id, type: call.type ?? 'function', function: { name: call.name, arguments: call.arguments.join('') } }));
+				}
+				return { index, message, finish_reason: parts.finishReason };
+			});
+		const completion: ChatCompletion = { ...this.head, object: 'chat.completion', choices };
+		if (this.usage) completion.usage = this.usage;
+		return completion;
+	}
+
+	private choiceParts(index: number): ChoiceParts {
+		let parts = this.choices.get(index);
+		if (!parts) {
+			parts = { content: [], reasoning: [], toolCalls: new Map(), finishReason: null };
+			this.choices.set(index, parts);
+		}
+		return parts;
+	}
+
+	private takeToolCalls(parts: ChoiceParts, deltas: IDataObject[]): void {
+		for (const delta of deltas) {
+			const index = Number(delta.index ?? 0);
+			let call = parts.toolCalls.get(index);
+			if (!call) {
+				call = { arguments: [] };
+				parts.toolCalls.set(index, call);
+			}
+			if (typeof delta.id === 'string') call.id = delta.id;
+			if (typeof delta.type === 'string') call.type = delta.type;
+			const fn = (delta.function ?? {}) as IDataObject;
+			if (typeof fn.name === 'string') call.name = (call.name ?? '') + fn.name;
+			if (typeof fn.arguments === 'string') call.arguments.push(fn.arguments);
+		}
+	}
+}

@@ -1,0 +1,160 @@
+/**
+ * Native messages replies: the output item from a `message`, and the event stream
+ * (`message_start`, `content_block_start/delta/stop`, `ping`, `message_delta`, `message_stop`,
+ * `error`) rebuilt into that same `message`, so the output is the same with or without Stream.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { BrokenStreamError, eventJson, GatewayReplyError } from '../shared/chatCommon';
+import type { ReplyStream } from '../shared/chatCommon';
+import type { ServerSentEvent } from '../shared/sse';
+
+export interface NativeMessage extends IDataObject {
+	id?: string;
+	type?: string;
+	role?: string;
+	model?: string;
+	content?: IDataObject[];
+	stop_reason?: string | null;
+	stop_sequence?: string | null;
+	usage?: IDataObject;
+}
+
+function blocksOfType(message: NativeMessage, type: string, field: string): string[] {
+	const content = Array.isArray(message.content) ? message.content : [];
+	return content.filter((block) => block?.type === type && typeof block[field] === 'string').map((block) => block[field] as string);
+}
+
+/** The node's output `json` (without rawResponse). */
+export function messagesOutput(message: NativeMessage): IDataObject {
+	const json: IDataObject = { text: messagesAnswerText(message) };
+	const thinking = blocksOfType(message, 'thinking', 'thinking');
+	if (thinking.length > 0) json.thinking = thinking.join('\n\n');
+	json.content = Array.isArray(message.content) ? message.content : [];
+	json.model = message.model ?? null;
+	json.stopReason = message.stop_reason ?? null;
+	json.usage = message.usage ?? null;
+	return json;
+}
+
+/** Text blocks joined as they are: the format splits one answer into several blocks (e.g. around citations). */
+export function messagesAnswerText(message: NativeMessage): string {
+	return blocksOfType(message, 'text', 'text').join('');
+}
+
+export function isMessagesErrorReply(message: NativeMessage): boolean {
+	return message?.type === 'error';
+}
+
+interface BlockParts {
+	block: IDataObject;
+	text: string[];
+	thinking: string[];
+	signature: string[];
+	json: string[];
+	citations: IDataObject[];
+}
+
+export class MessageEventStream implements ReplyStream<NativeMessage> {
+	readonly endMark = 'message_stop event';
+	private done = false;
+	private message: NativeMessage = {};
+	private readonly blocks: BlockParts[] = [];
+
+	get finished(): boolean {
+		return this.done;
+	}
+
+	take(event: ServerSentEvent): string | undefined {
+		const payload = eventJson(event);
+		const type = typeof payload.type === 'string' ? payload.type : event.event;
+		switch (type) {
+			case 'message_start':
+				this.message = { ...((payload.message ?? {}) as NativeMessage) };
+				if (this.message.usage) this.message.usage = { ...this.message.usage };
+				return undefined;
+			case 'content_block_start': {
+				const block = { ...((payload.content_block ?? {}) as IDataObject) };
+				this.blocks[Number(payload.index ?? this.blocks.length)] = { block, text: [], thinking: [], signature: [], json: [], citations: [] };
+				return undefined;
+			}
+			case 'content_block_delta':
+				return this.takeDelta(Number(payload.index ?? 0), (payload.delta ?? {}) as IDataObject);
+			case 'message_delta':
+				this.takeMessageDelta(payload);
+				return undefined;
+			case 'message_stop':
+				this.done = true;
+				return undefined;
+			case 'error':
+				throw GatewayReplyError.from(payload);
+			default:
+				// `ping`, `content_block_stop` (blocks are finished once, in reply()) and event types added later
+				return undefined;
+		}
+	}
+
+	reply(): NativeMessage {
+		const content = this.blocks.filter((parts) => parts !== undefined).map(finishBlock);
+		return { ...this.message, content };
+	}
+
+	private takeDelta(index: number, delta: IDataObject): string | undefined {
+		const parts = this.blocks[index];
+		if (!parts) throw new BrokenStreamError(`The gateway sent a content_block_delta for block ${index}, which was never started`);
+		switch (delta.type) {
+			case 'text_delta':
+				parts.text.push(String(delta.text ?? ''));
+				return String(delta.text ?? '');
+			case 'thinking_delta':
+				parts.thinking.push(String(delta.thinking ?? ''));
+				return undefined;
+			case 'signature_delta':
+				parts.signature.push(String(delta.signature ?? ''));
+				return undefined;
+			case 'input_json_delta':
+				parts.json.push(String(delta.partial_json ?? ''));
+				return undefined;
+			case 'citations_delta':
+				if (delta.citation && typeof delta.citation === 'object') parts.citations.push(delta.citation as IDataObject);
+				return undefined;
+			default:
+				return undefined;
+		}
+	}
+
+	private takeMessageDelta(payload: IDataObject): void {
+		const delta = (payload.delta ?? {}) as IDataObject;
+		for (const [key, value] of Object.entries(delta)) this.message[key] = value;
+		const usage = payload.usage as IDataObject | undefined;
+		if (usage && typeof usage === 'object') {
+			// message_delta carries the final counts; null means "not counted here", not zero.
+			const merged: IDataObject = { ...(this.message.usage ?? {}) };
+			for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value;
+			this.message.usage = merged;
+		}
+	}
+}
+
+function finishBlock(parts: BlockParts): IDataObject {
+	const block = { ...parts.block };
+	if (parts.text.length > 0) block.text = `${typeof block.text === 'string' ? block.text : ''}${parts.text.join('')}`;
+	if (parts.thinking.length > 0) block.thinking = `${typeof block.thinking === 'string' ? block.thinking : ''}${parts.thinking.join('')}`;
+	if (parts.signature.length > 0) block.signature = `${typeof block.signature === 'string' ? block.signature : ''}${parts.signature.join('')}`;
+	if (parts.citations.length > 0) block.citations = [...(Array.isArray(block.citations) ? block.citations : []), ...parts.citations];
+	if (parts.json.length > 0) {
+		const text = parts.json.join('');
+		const input = text.trim() === '' ? {} : parseObject(text);
+		if (input === undefined) throw new BrokenStreamError(`The gateway streamed tool input that is not JSON: ${text.slice(0, 120)}`);
+		block.input = input;
+	}
+	return block;
+}
+
+function parseObject(text: string): IDataObject | undefined {
+	try {
+		return JSON.parse(text) as IDataObject;
+	} catch {
+		return undefined;
+	}
+}

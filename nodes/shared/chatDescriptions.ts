@@ -1,0 +1,99 @@
+/**
+ * The fields Gateway Chat and Gateway Messages show the same way: the conversation rows, Max
+ * Tokens, Stream, Effort, Stop Sequences and Include Raw Response. Each node passes what differs
+ * (its roles, the gateway field a value becomes).
+ */
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+export const DEFAULT_MAX_TOKENS = 4096;
+
+const ROLE_OPTIONS: Record<string, INodePropertyOptions> = {
+	system: { name: 'System', value: 'system', description: 'Instructions that steer the whole conversation' },
+	user: { name: 'User', value: 'user', description: 'What the person asks' },
+	assistant: { name: 'Assistant', value: 'assistant', description: 'An earlier answer of the model' },
+};
+
+/** One list for both formats: `reasoning_effort` (Chat) and `output_config.effort` (Messages). */
+export const EFFORT_LEVELS: INodePropertyOptions[] = [
+	{ name: 'Low', value: 'low', description: 'Fastest and cheapest' },
+	{ name: 'Medium', value: 'medium' },
+	{ name: 'High', value: 'high' },
+	{ name: 'Extra High (Xhigh)', value: 'xhigh', description: 'Suggested for coding and high-autonomy work on chat-opus-4-8' },
+	{ name: 'Max', value: 'max', description: 'Most capable, slowest and most expensive' },
+];
+
+/** The `messages` fixedCollection: rows of `{role, content}` in `messages.values`. */
+export function messagesField(roles: readonly string[], description: string, placeholder: string): INodeProperties {
+	const roleOptions = roles.map((role) => ROLE_OPTIONS[role]);
+	return {
+		displayName: 'Messages',
+		name: 'messages',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true, sortable: true },
+		placeholder: 'Add Message',
+		default: { values: [{ role: 'user', content: '' }] },
+		description,
+		options: [
+			{
+				displayName: 'Message',
+				name: 'values',
+				values: [
+					{ displayName: 'Role', name: 'role', type: 'options', options: roleOptions, default: 'user' },
+					{ displayName: 'Content', name: 'content', type: 'string', typeOptions: { rows: 4 }, default: '', placeholder },
+				],
+			},
+		],
+	};
+}
+
+export function maxTokensField(description: string): INodeProperties {
+	return {
+		displayName: 'Max Tokens',
+		name: 'maxTokens',
+		type: 'number',
+		typeOptions: { minValue: 1, numberPrecision: 0 },
+		default: DEFAULT_MAX_TOKENS,
+		description,
+		hint: 'At most 128000 (64000 for chat-haiku-4-5). Models the node does not know are not limited here.',
+	};
+}
+
+export const streamField: INodeProperties = {
+	displayName: 'Stream',
+	name: 'stream',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to receive the answer as a stream of events (`stream`). The output is the same either way.',
+	hint: 'When the workflow streams (a Chat Trigger or Webhook set to stream), people see the answer being written',
+};
+
+export function effortOption(gatewayField: string): INodeProperties {
+	return {
+		displayName: 'Effort',
+		name: 'effort',
+		type: 'options',
+		options: EFFORT_LEVELS,
+		default: 'high',
+		description: `How much effort the model spends on the answer (\`${gatewayField}\`)`,
+		hint: 'Trades capability against speed and cost on chat-opus-4-8 and later models. The gateway document suggests Extra High (xhigh) for coding and high-autonomy work on chat-opus-4-8.',
+	};
+}
+
+export function stopSequencesOption(name: string, description: string): INodeProperties {
+	return {
+		displayName: 'Stop Sequences',
+		name,
+		type: 'string',
+		typeOptions: { multipleValues: true },
+		default: [],
+		description,
+	};
+}
+
+export const includeRawResponseOption: INodeProperties = {
+	displayName: 'Include Raw Response',
+	name: 'includeRawResponse',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to add the whole gateway answer as `rawResponse` (for a stream: the answer rebuilt from its events)',
+};

@@ -1,0 +1,231 @@
+/**
+ * Gateway Chat, the pure parts: reading and checking an item, the chat-completions body, the
+ * output of a reply, and a streamed reply rebuilt into the same output.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
+import { ChatCompletionStream, chatOutput, isChatErrorReply } from '../../nodes/GatewayChat/reply';
+import type { ChatCompletion } from '../../nodes/GatewayChat/reply';
+import { chatRequestBody, readChatInput } from '../../nodes/GatewayChat/request';
+import type { ChatInput } from '../../nodes/GatewayChat/request';
+import { BrokenStreamError, GatewayReplyError } from '../../nodes/shared/chatCommon';
+import { ServerSentEventParser } from '../../nodes/shared/sse';
+import { createExecuteContext } from '../helpers/executeContext';
+
+const credentials = { apiKey: 'sk-unit-chat', baseUrl: 'http://127.0.0.1:9' };
+const model = (value: string) => ({ __rl: true, mode: 'list', value });
+const userSays = (content: string) => ({ values: [{ role: 'user', content }] });
+
+const read = (parameters: IDataObject) => {
+	const { ctx } = createExecuteContext({
+		parameters: { model: model('chat-sonnet-5'), messages: userSays('Hi'), maxTokens: 4096, stream: false, options: {}, ...parameters },
+		credentials,
+	});
+	return readChatInput(ctx, 0);
+};
+
+const input = (overrides: Partial<ChatInput> = {}): ChatInput => ({
+	model: 'chat-sonnet-5',
+	messages: [{ role: 'user', content: 'Hi' }],
+	maxTokens: 4096,
+	stream: false,
+	extraBody: {},
+	includeRawResponse: false,
+	...overrides,
+});
+
+/** Parses SSE text with the shared parser and feeds every event to a fresh chat aggregator. */
+function aggregate(sse: string): { stream: ChatCompletionStream; texts: string[] } {
+	const stream = new ChatCompletionStream();
+	const texts: string[] = [];
+	const parser = new ServerSentEventParser();
+	for (const event of parser.end(parser.push(sse))) {
+		const text = stream.take(event);
+		if (text) texts.push(text);
+	}
+	return { stream, texts };
+}
+
+const frame = (payload: unknown) => `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`;
+const chunk = (delta: IDataObject, finish: string | null = null) =>
+	frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'chat-fable-5', choices: [{ index: 0, delta, finish_reason: finish }] });
+const usage = { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 };
+
+describe('Gateway Chat description', () => {
+	const { description } = new GatewayChat();
+	const names = (props: Array<{ name: string }>) => props.map((p) => p.name);
+
+	it('has the contract names and defaults', () => {
+		expect(description.name).toBe('gatewayChat');
+		expect(description.usableAsTool).toBe(true);
+		expect(names(description.properties)).toEqual(['model', 'messages', 'maxTokens', 'stream', 'options']);
+		const byName = Object.fromEntries(description.properties.map((p) => [p.name, p]));
+		expect(byName.model.default).toEqual({ mode: 'list', value: 'chat-sonnet-5' });
+		expect(byName.maxTokens.default).toBe(4096);
+		expect(byName.stream.default).toBe(false);
+		expect(byName.messages.default).toEqual({ values: [{ role: 'user', content: '' }] });
+		const options = byName.options.options as Array<{ name: string; hint?: string }>;
+		expect(names(options)).toEqual(['concurrency', 'effort', 'extraBody', 'includeRawResponse', 'stop', 'temperature', 'topP']);
+		expect(options.find((o) => o.name === 'effort')?.hint).toMatch(/xhigh.*chat-opus-4-8/);
+	});
+});
+
+describe('readChatInput', () => {
+	it('reads the messages, model and options', () => {
+		expect(
+			read({
+				model: model('chat-opus-4-8'),
+				messages: { values: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] },
+				maxTokens: 100,
+				stream: true,
+				options: { effort: 'xhigh', temperature: 0.2, topP: 0.9, stop: ['END'], extraBody: '{"seed": 7}', includeRawResponse: true },
+			}),
+		).toEqual({
+			model: 'chat-opus-4-8',
+			messages: [
+				{ role: 'system', content: 'Be brief.' },
+				{ role: 'user', content: 'Hi' },
+			],
+			maxTokens: 100,
+			stream: true,
+			effort: 'xhigh',
+			temperature: 0.2,
+			topP: 0.9,
+			stop: ['END'],
+			extraBody: { seed: 7 },
+			includeRawResponse: true,
+		});
+	});
+
+	it.each([
+		[{ messages: { values: [] } }, '"Messages" must contain at least one message (item 0)'],
+		[{ messages: userSays('   ') }, '"Messages" row 1 (user) has no content (item 0)'],
+		[{ messages: { values: [{ role: 'tool', content: 'x' }] } }, '"Messages" row 1 has the role "tool"; use one of: system, user, assistant (item 0)'],
+		[{ maxTokens: 0 }, '"Max Tokens" must be at least 1, not 0 (item 0)'],
+		[{ maxTokens: 1.5 }, '"Max Tokens" must be a whole number'],
+		[{ maxTokens: 128_001 }, '"Max Tokens" must be at most 128000 for chat-sonnet-5, not 128001 (item 0)'],
+		[{ model: model('chat-haiku-4-5'), maxTokens: 64_001 }, '"Max Tokens" must be at most 64000 for chat-haiku-4-5'],
+		[{ options: { temperature: 2.5 } }, '"Temperature" must be a number from 0 to 2'],
+		[{ options: { topP: -1 } }, '"Top P" must be a number from 0 to 1'],
+		[{ options: { stop: ['a', 'b', 'c', 'd', 'e'] } }, '"Stop Sequences" may hold at most 4 sequences, not 5'],
+		[{ options: { effort: 'huge' } }, '"Effort" must be one of low, medium, high, xhigh, max, not "huge"'],
+		[{ options: { extraBody: '{not json' } }, '"Extra Body Fields" is not valid JSON'],
+		[{ model: model('') }, '"Model" must not be empty'],
+	])('refuses bad input before sending: %j', (parameters, message) => {
+		expect(() => read(parameters as IDataObject)).toThrow(message);
+	});
+
+	it('does not limit models the catalogue does not know', () => {
+		expect(read({ model: model('chat-sonnet-5-20260501'), maxTokens: 500_000 }).maxTokens).toBe(500_000);
+		expect(read({ model: model('chat-opus-4-7'), maxTokens: 200_000 }).maxTokens).toBe(200_000);
+	});
+
+	it('accepts one stop text given by an expression', () => {
+		expect(read({ options: { stop: 'END' } }).stop).toEqual(['END']);
+	});
+});
+
+describe('chatRequestBody', () => {
+	it('sends the required fields and leaves unset options out', () => {
+		expect(chatRequestBody(input())).toEqual({
+			model: 'chat-sonnet-5',
+			messages: [{ role: 'user', content: 'Hi' }],
+			max_tokens: 4096,
+			stream: false,
+		});
+	});
+
+	it('maps every option to its gateway field, and asks for usage when streaming', () => {
+		expect(chatRequestBody(input({ stream: true, effort: 'high', temperature: 0, topP: 0.5, stop: ['\n\n'] }))).toEqual({
+			model: 'chat-sonnet-5',
+			messages: [{ role: 'user', content: 'Hi' }],
+			max_tokens: 4096,
+			stream: true,
+			stream_options: { include_usage: true },
+			reasoning_effort: 'high',
+			temperature: 0,
+			top_p: 0.5,
+			stop: ['\n\n'],
+		});
+	});
+
+	it('merges Extra Body Fields, the node fields winning', () => {
+		const body = chatRequestBody(
+			input({ stream: true, extraBody: { seed: 7, model: 'other', max_tokens: 1, stream_options: { chunk_size: 3 }, reasoning_effort: 'low' } }),
+		);
+		expect(body).toMatchObject({ seed: 7, model: 'chat-sonnet-5', max_tokens: 4096, stream_options: { chunk_size: 3, include_usage: true }, reasoning_effort: 'low' });
+	});
+});
+
+describe('chatOutput', () => {
+	const completion: ChatCompletion = {
+		id: 'chatcmpl-1',
+		object: 'chat.completion',
+		model: 'chat-fable-5',
+		choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there', reasoning_content: 'Thinking…' }, finish_reason: 'stop' }],
+		usage,
+	};
+
+	it('gives text, model, finishReason, usage and reasoning', () => {
+		expect(chatOutput(completion)).toEqual({ text: 'Hello there', model: 'chat-fable-5', finishReason: 'stop', usage, reasoning: 'Thinking…' });
+	});
+
+	it('leaves reasoning out when the gateway sent none', () => {
+		const plain = { ...completion, choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'length' }] };
+		expect(chatOutput(plain)).toEqual({ text: 'Hi', model: 'chat-fable-5', finishReason: 'length', usage });
+	});
+
+	it('recognises an error body sent with a 200', () => {
+		expect(isChatErrorReply({ error: { message: 'upstream failed' } })).toBe(true);
+		expect(isChatErrorReply(completion)).toBe(false);
+	});
+});
+
+describe('ChatCompletionStream', () => {
+	const full =
+		chunk({ role: 'assistant', content: '' }) +
+		chunk({ reasoning_content: 'Let me ' }) +
+		chunk({ reasoning_content: 'think.' }) +
+		chunk({ content: 'Hello' }) +
+		chunk({ content: ' there' }) +
+		chunk({}, 'stop') +
+		frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'chat-fable-5', choices: [], usage }) +
+		frame('[DONE]');
+
+	it('rebuilds the reply, so the output equals the non-streamed one', () => {
+		const { stream, texts } = aggregate(full);
+		expect(stream.finished).toBe(true);
+		expect(texts).toEqual(['Hello', ' there']);
+		expect(chatOutput(stream.reply())).toEqual({ text: 'Hello there', model: 'chat-fable-5', finishReason: 'stop', usage, reasoning: 'Let me think.' });
+	});
+
+	it('is not finished without [DONE]', () => {
+		expect(aggregate(full.replace(frame('[DONE]'), '')).stream.finished).toBe(false);
+	});
+
+	it('throws the error the stream carries', () => {
+		const broken = chunk({ content: 'Hel' }) + frame({ error: { message: 'upstream stream error', type: 'upstream_error', code: 'stream_interrupted' } });
+		expect(() => aggregate(broken)).toThrow(GatewayReplyError);
+		expect(() => aggregate(broken)).toThrow('upstream stream error');
+	});
+
+	it('throws on an event that is not JSON', () => {
+		expect(() => aggregate('data: {"choices": [\n\n')).toThrow(BrokenStreamError);
+	});
+
+	it('rebuilds streamed tool calls', () => {
+		const call = (delta: IDataObject) => chunk({ tool_calls: [delta] });
+		const { stream } = aggregate(
+			call({ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '' } }) +
+				call({ index: 0, function: { arguments: '{"q":' } }) +
+				call({ index: 0, function: { arguments: '"fox"}' } }) +
+				chunk({}, 'tool_calls') +
+				frame('[DONE]'),
+		);
+		expect(chatOutput(stream.reply())).toMatchObject({
+			finishReason: 'tool_calls',
+			toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"fox"}' } }],
+		});
+	});
+});
