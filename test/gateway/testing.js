@@ -1,5 +1,6 @@
 'use strict';
-// Helpers for tests that talk to the gateway with plain fetch.
+// Helpers for jest tests that run against the gateway.
+const { startGateway } = require('./index');
 
 const TEST_KEY = 'sk-test-0123456789';
 
@@ -22,6 +23,22 @@ function gatewayClient(baseUrl, key = TEST_KEY) {
 	};
 }
 
+/**
+ * Registers jest hooks that start one gateway for the test file, reset it before each test and
+ * close it at the end. The returned object's `gateway` and `api` (a gatewayClient) are set once
+ * the file's tests run.
+ */
+function useGateway(options) {
+	const env = { gateway: undefined, api: undefined };
+	beforeAll(async () => {
+		env.gateway = await startGateway(options);
+		env.api = gatewayClient(env.gateway.baseUrl);
+	});
+	afterAll(() => env.gateway?.close());
+	beforeEach(() => env.gateway.reset());
+	return env;
+}
+
 /** Top-level ISO BMFF boxes of an MP4 buffer: [{ type, size }], sizes summing to its length. */
 function mp4TopLevelBoxes(buffer) {
 	const boxes = [];
@@ -39,4 +56,4 @@ function mp4TopLevelBoxes(buffer) {
 	return boxes;
 }
 
-module.exports = { TEST_KEY, gatewayClient, mp4TopLevelBoxes };
+module.exports = { TEST_KEY, gatewayClient, useGateway, mp4TopLevelBoxes };

@@ -1,20 +1,15 @@
 // The loopback gateway's native messages endpoint, driven with the official messages client.
 import Anthropic from '@anthropic-ai/sdk';
-import { startGateway, Gateway } from '../gateway';
-import { TEST_KEY, gatewayClient } from '../gateway/testing';
+import { TEST_KEY, gatewayClient, useGateway } from '../gateway/testing';
 
-let gateway: Gateway;
+const env = useGateway();
 let client: Anthropic;
 
 // Native clients get the base address without a path and the key as a bearer token.
-const makeClient = (authToken: string) => new Anthropic({ baseURL: gateway.baseUrl, authToken, maxRetries: 0 });
-
-beforeAll(async () => {
-	gateway = await startGateway();
+const makeClient = (authToken: string) => new Anthropic({ baseURL: env.gateway.baseUrl, authToken, maxRetries: 0 });
+beforeAll(() => {
 	client = makeClient(TEST_KEY);
 });
-afterAll(() => gateway.close());
-beforeEach(() => gateway.reset());
 
 const user = (content: string) => [{ role: 'user' as const, content }];
 
@@ -31,7 +26,7 @@ describe('POST /v1/messages, non-streamed', () => {
 			usage: { input_tokens: 2, output_tokens: 5 },
 		});
 		expect(message.id).toMatch(/^msg_/);
-		const [request] = gateway.requests;
+		const [request] = env.gateway.requests;
 		expect(request.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
 		expect(request.headers['x-api-key']).toBeUndefined();
 		expect(request.headers['anthropic-version']).toBeDefined();
@@ -101,7 +96,7 @@ describe('POST /v1/messages, non-streamed', () => {
 	});
 
 	it('refuses x-api-key alone: only the bearer token counts', async () => {
-		const response = await gatewayClient(gateway.baseUrl, null).post(
+		const response = await gatewayClient(env.gateway.baseUrl, null).post(
 			'/v1/messages',
 			{ model: 'chat-sonnet-5', max_tokens: 10, messages: user('x') },
 			{ headers: { 'x-api-key': TEST_KEY } },
@@ -142,7 +137,7 @@ describe('POST /v1/messages, streamed', () => {
 	});
 
 	it('sends a ping event the client skips', async () => {
-		const response = await gatewayClient(gateway.baseUrl).post('/v1/messages', {
+		const response = await env.api.post('/v1/messages', {
 			model: 'chat-sonnet-5',
 			max_tokens: 100,
 			messages: user('x'),

@@ -2,18 +2,13 @@
 // prove that the wire format is the real one.
 import OpenAI from 'openai';
 import { PNG } from 'pngjs';
-import { startGateway, Gateway } from '../gateway';
-import { TEST_KEY, gatewayClient } from '../gateway/testing';
+import { TEST_KEY, useGateway } from '../gateway/testing';
 
-let gateway: Gateway;
+const env = useGateway();
 let client: OpenAI;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-	client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 0 });
+beforeAll(() => {
+	client = new OpenAI({ baseURL: `${env.gateway.baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 0 });
 });
-afterAll(() => gateway.close());
-beforeEach(() => gateway.reset());
 
 const CATALOGUE = [
 	'img-image-2',
@@ -139,7 +134,7 @@ describe('POST /v1/chat/completions', () => {
 	});
 
 	it('writes the stream as separate SSE events ending in [DONE]', async () => {
-		const response = await gatewayClient(gateway.baseUrl).post('/v1/chat/completions', {
+		const response = await env.api.post('/v1/chat/completions', {
 			model: 'chat-sonnet-5',
 			messages: [{ role: 'user', content: 'a b c' }],
 			stream: true,
@@ -173,13 +168,13 @@ describe('POST /v1/chat/completions', () => {
 	});
 
 	it('maps key problems to 401 and 403 with new-api bodies', async () => {
-		const bad = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: 'sk-invalid-123', maxRetries: 0 });
+		const bad = new OpenAI({ baseURL: `${env.gateway.baseUrl}/v1`, apiKey: 'sk-invalid-123', maxRetries: 0 });
 		const error = await bad.models.list().catch((e) => e);
 		expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
 		expect(error).toMatchObject({ code: 'invalid_api_key', type: 'new_api_error' });
 		expect(error.error.message).toMatch(/^Invalid token \(request id: \w+\)$/);
 
-		const poor = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: 'sk-noquota-1', maxRetries: 0 });
+		const poor = new OpenAI({ baseURL: `${env.gateway.baseUrl}/v1`, apiKey: 'sk-noquota-1', maxRetries: 0 });
 		await expect(poor.chat.completions.create({ model: 'chat-sonnet-5', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
 			status: 403,
 			code: 'insufficient_user_quota',
@@ -201,11 +196,11 @@ describe('POST /v1/chat/completions', () => {
 	});
 
 	it('[429-once] fails the first identical request with a bare 429 and lets the retry through', async () => {
-		const retrying = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 1 });
+		const retrying = new OpenAI({ baseURL: `${env.gateway.baseUrl}/v1`, apiKey: TEST_KEY, maxRetries: 1 });
 		const body = { model: 'chat-sonnet-5', messages: [{ role: 'user' as const, content: 'limit me [429-once]' }] };
 		const completion = await retrying.chat.completions.create(body);
 		expect(completion.choices[0].message.content).toContain('limit me');
-		const calls = gateway.requests.filter((r) => r.path === '/v1/chat/completions');
+		const calls = env.gateway.requests.filter((r) => r.path === '/v1/chat/completions');
 		expect(calls).toHaveLength(2);
 		expect(calls[0].rawBody).toBe(calls[1].rawBody);
 		// A different prompt gets its own first 429.
@@ -221,7 +216,7 @@ describe('POST /v1/images/generations', () => {
 		expect(result.data).toHaveLength(3);
 		const colours: string[] = [];
 		for (const image of result.data!) {
-			expect(image.url!.startsWith(`${gateway.fileBaseUrl}/files/images/`)).toBe(true);
+			expect(image.url!.startsWith(`${env.gateway.fileBaseUrl}/files/images/`)).toBe(true);
 			expect(image.url).toMatch(/\.png$/);
 			expect(image.revised_prompt).toContain('a red fox');
 			const download = await fetch(image.url!);
@@ -233,10 +228,10 @@ describe('POST /v1/images/generations', () => {
 		expect(new Set(colours).size).toBe(3);
 		expect(result.usage).toMatchObject({ output_tokens: expect.any(Number), input_tokens: 3 });
 		// The downloads went to the other origin without the key.
-		const downloads = gateway.requests.filter((r) => r.server === 'files');
+		const downloads = env.gateway.requests.filter((r) => r.server === 'files');
 		expect(downloads).toHaveLength(3);
 		expect(downloads.every((r) => r.headers.authorization === undefined)).toBe(true);
-		expect(gateway.requests.find((r) => r.server === 'api')!.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+		expect(env.gateway.requests.find((r) => r.server === 'api')!.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
 	});
 
 	it('returns b64_json of real images, PNG by default and JPEG/WebP on request', async () => {

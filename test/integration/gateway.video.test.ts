@@ -1,17 +1,8 @@
 // The loopback gateway's asynchronous video API: task states per poll, magic words, and real
 // MP4 downloads from the file host (or, with [same-origin], from the API behind the key).
-import { startGateway, Gateway } from '../gateway';
-import { TEST_KEY, gatewayClient, GatewayClient, mp4TopLevelBoxes } from '../gateway/testing';
+import { TEST_KEY, mp4TopLevelBoxes, useGateway } from '../gateway/testing';
 
-let gateway: Gateway;
-let api: GatewayClient;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-	api = gatewayClient(gateway.baseUrl);
-});
-afterAll(() => gateway.close());
-beforeEach(() => gateway.reset());
+const env = useGateway();
 
 interface TaskData {
 	task_id: string;
@@ -25,13 +16,13 @@ interface TaskData {
 }
 
 async function submit(prompt: string, extra: Record<string, unknown> = {}): Promise<string> {
-	const response = await api.post('/v1/video/generations', { model: 'video-2-0-fast-260128', prompt, seconds: '5', size: '1280x720', ...extra });
+	const response = await env.api.post('/v1/video/generations', { model: 'video-2-0-fast-260128', prompt, seconds: '5', size: '1280x720', ...extra });
 	expect(response.status).toBe(200);
 	return ((await response.json()) as { task_id: string }).task_id;
 }
 
 async function poll(taskId: string): Promise<TaskData> {
-	const response = await api.get(`/v1/video/generations/${taskId}`);
+	const response = await env.api.get(`/v1/video/generations/${taskId}`);
 	expect(response.status).toBe(200);
 	const body = (await response.json()) as { code: string; message: string; data: TaskData };
 	expect(body).toMatchObject({ code: 'success', message: '' });
@@ -49,7 +40,7 @@ async function pollStates(taskId: string, count: number): Promise<string[]> {
 
 describe('video tasks', () => {
 	it('submits a task in the documented shape', async () => {
-		const response = await api.post('/v1/video/generations', { model: 'video-2-0-260128', prompt: 'a cat', seconds: '5', size: '1280x720' });
+		const response = await env.api.post('/v1/video/generations', { model: 'video-2-0-260128', prompt: 'a cat', seconds: '5', size: '1280x720' });
 		const body = (await response.json()) as { task_id: string };
 		expect(body).toEqual({
 			id: body.task_id,
@@ -67,7 +58,7 @@ describe('video tasks', () => {
 		const states = await pollStates(taskId, 4);
 		expect(states).toEqual(['NOT_START 0%', 'IN_PROGRESS 50%', 'SUCCESS 100%', 'SUCCESS 100%']);
 		const data = await poll(taskId);
-		expect(data.result_url).toBe(`${gateway.fileBaseUrl}/files/videos/${taskId}.mp4`);
+		expect(data.result_url).toBe(`${env.gateway.fileBaseUrl}/files/videos/${taskId}.mp4`);
 		expect(data.fail_reason).toBeUndefined();
 		expect(data.finish_time).toBeGreaterThanOrEqual(data.start_time);
 
@@ -81,13 +72,13 @@ describe('video tasks', () => {
 	});
 
 	it('goes through QUEUED and rising IN_PROGRESS when more polls are configured', async () => {
-		gateway.setOptions({ videoPollsToFinish: 5 });
+		env.gateway.setOptions({ videoPollsToFinish: 5 });
 		const taskId = await submit('a dog');
 		expect(await pollStates(taskId, 5)).toEqual(['NOT_START 0%', 'QUEUED 0%', 'IN_PROGRESS 50%', 'IN_PROGRESS 75%', 'SUCCESS 100%']);
 	});
 
 	it('answers task_not_exist for an unknown task', async () => {
-		const response = await api.get('/v1/video/generations/task_nope');
+		const response = await env.api.get('/v1/video/generations/task_nope');
 		expect(response.status).toBe(404);
 		expect(await response.json()).toEqual({ code: 'task_not_exist', message: 'task_not_exist', data: null });
 	});
@@ -101,13 +92,13 @@ describe('video tasks', () => {
 		[{ prompt: '  ' }, 'prompt'],
 		[{ model: 'img-image-2' }, 'model'],
 	])('rejects %j with 400 naming %s', async (change, param) => {
-		const response = await api.post('/v1/video/generations', { model: 'video-2-0-mini-260615', prompt: 'x', seconds: '5', size: '720x1280', ...change });
+		const response = await env.api.post('/v1/video/generations', { model: 'video-2-0-mini-260615', prompt: 'x', seconds: '5', size: '720x1280', ...change });
 		expect(response.status).toBe(400);
 		expect(await response.json()).toMatchObject({ error: { type: 'invalid_request_error', param } });
 	});
 
 	it('answers 503 model_not_found for an unknown video model', async () => {
-		const response = await api.post('/v1/video/generations', { model: 'video-9', prompt: 'x' });
+		const response = await env.api.post('/v1/video/generations', { model: 'video-9', prompt: 'x' });
 		expect(response.status).toBe(503);
 		expect(await response.json()).toMatchObject({ error: { code: 'model_not_found', type: 'new_api_error' } });
 	});
@@ -118,7 +109,7 @@ describe('video tasks', () => {
 		const url = (await poll(taskId)).result_url!;
 		const leaked = await fetch(url, { headers: { authorization: `Bearer ${TEST_KEY}` } });
 		expect(leaked.status).toBe(400);
-		expect(gateway.requests.filter((r) => r.server === 'files')[0].headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+		expect(env.gateway.requests.filter((r) => r.server === 'files')[0].headers.authorization).toBe(`Bearer ${TEST_KEY}`);
 	});
 });
 
@@ -157,7 +148,7 @@ describe('video magic words', () => {
 		const outcomes: string[] = [];
 		for (let i = 0; i < 8; i++) {
 			try {
-				const response = await fetch(`${gateway.baseUrl}/v1/video/generations/${taskId}`, { headers: { authorization: `Bearer ${TEST_KEY}` } });
+				const response = await fetch(`${env.gateway.baseUrl}/v1/video/generations/${taskId}`, { headers: { authorization: `Bearer ${TEST_KEY}` } });
 				const text = await response.text();
 				const type = response.headers.get('content-type') ?? 'no-type';
 				outcomes.push(response.status === 200 ? JSON.parse(text).data.status : `${response.status} ${type} ${text ? 'body' : 'empty'}`);
@@ -172,7 +163,7 @@ describe('video magic words', () => {
 		const taskId = await submit('here [same-origin]');
 		await pollStates(taskId, 3);
 		const url = (await poll(taskId)).result_url!;
-		expect(url).toBe(`${gateway.baseUrl}/v1/videos/${taskId}/content`);
+		expect(url).toBe(`${env.gateway.baseUrl}/v1/videos/${taskId}/content`);
 		expect((await fetch(url)).status).toBe(401);
 		const download = await fetch(url, { headers: { authorization: `Bearer ${TEST_KEY}` } });
 		expect(download.status).toBe(200);
@@ -207,9 +198,9 @@ describe('video magic words', () => {
 
 	it('[429-once] fails the first submit of a prompt with a bare 429', async () => {
 		const body = { model: 'video-2-0-fast-260128', prompt: 'busy [429-once]', seconds: '5', size: '640x360' };
-		const first = await api.post('/v1/video/generations', body);
+		const first = await env.api.post('/v1/video/generations', body);
 		expect([first.status, await first.text()]).toEqual([429, '']);
 		expect(first.headers.get('retry-after')).toBeNull();
-		expect((await api.post('/v1/video/generations', body)).status).toBe(200);
+		expect((await env.api.post('/v1/video/generations', body)).status).toBe(200);
 	});
 });
