@@ -49,7 +49,10 @@ export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, nami
 	return await ctx.helpers.prepareBinaryData(bytes, fileName(naming, type), type.mimeType);
 }
 
-/** Reads until `size` bytes are buffered (or the stream ends), then puts them back. */
+/**
+ * Reads until `size` bytes are buffered (or the stream ends), then puts them back. When the stream
+ * ended first, nothing can be put back: the returned bytes are then the whole file.
+ */
 export async function peekStream(stream: ByteStream, size = 32): Promise<Buffer> {
 	const parts: Buffer[] = [];
 	let length = 0;
@@ -85,14 +88,26 @@ export async function peekStream(stream: ByteStream, size = 32): Promise<Buffer>
 		if (event === 'end') break;
 	}
 	const head = Buffer.concat(parts);
-	if (head.length > 0) stream.unshift(head);
+	if (head.length > 0 && !stream.readableEnded) stream.unshift(head);
 	return head;
 }
 
-/** Streams a download into n8n's binary data, typed from its first bytes. */
-export async function streamToBinary(ctx: IExecuteFunctions, stream: ByteStream, naming: FileNaming): Promise<IBinaryData> {
+/**
+ * Streams a download into n8n's binary data, typed from its first bytes. `check` sees the type
+ * found in those bytes before anything is stored, and may throw to refuse the file.
+ */
+export async function streamToBinary(
+	ctx: IExecuteFunctions,
+	stream: ByteStream,
+	naming: FileNaming,
+	check?: (sniffed: FileType | undefined, head: Buffer) => void,
+): Promise<IBinaryData> {
 	const head = await peekStream(stream);
-	const type = sniffFileType(head) ?? naming.fallback;
+	const sniffed = sniffFileType(head);
+	check?.(sniffed, head);
+	const type = sniffed ?? naming.fallback;
+	// A file shorter than the peek was read whole, and an ended stream cannot take it back.
+	if (stream.readableEnded) return await ctx.helpers.prepareBinaryData(head, fileName(naming, type), type.mimeType);
 	// n8n's types name Node's Readable, which node code may not import; the object is one.
 	const readable = stream as unknown as Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0];
 	return await ctx.helpers.prepareBinaryData(readable, fileName(naming, type), type.mimeType);
