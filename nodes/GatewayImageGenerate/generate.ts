@@ -6,12 +6,13 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { bufferToBinary, streamToBinary } from '../shared/binary';
+import type { FileType } from '../shared/binary';
 import { attachItemFields } from '../shared/errors';
 import { mapConcurrent, runPerItem } from '../shared/itemRunner';
 import type { GatewayClient } from '../shared/transport';
 import { buildImageBody, readImageRequest } from './request';
 import type { ImageRequest } from './request';
-import { UNKNOWN_FILE, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
+import { UNKNOWN_FILE, fileTypeFromHeader, imageAnswerProblem, isPageInsteadOfImage, planImages } from './response';
 import type { ImageAnswer, PlannedImage } from './response';
 
 /** Links of one answer fetched side by side: they are temporary, but one item's batch is small. */
@@ -32,14 +33,36 @@ async function imageFile(
 		return await bufferToBinary(ctx, bytes, { baseName: image.baseName, fallback: UNKNOWN_FILE });
 	}
 	if (image.download === undefined) return undefined;
-	const response = await client.download(image.download, {
-		itemIndex,
-		what: `Downloading image ${image.index} of item ${itemIndex}`,
-	});
-	return await streamToBinary(ctx, response.body, {
-		baseName: image.baseName,
-		fallback: fileTypeFromHeader(response.headers['content-type']),
-	});
+	return await downloadImage(ctx, client, image, image.download, itemIndex);
+}
+
+/** Streams a link into binary data, typed from its first bytes. */
+async function downloadImage(
+	ctx: IExecuteFunctions,
+	client: GatewayClient,
+	image: PlannedImage,
+	link: string,
+	itemIndex: number,
+): Promise<IBinaryData> {
+	const what = `Downloading image ${image.index} of item ${itemIndex}`;
+	const response = await client.download(link, { itemIndex, what });
+	const contentType = response.headers['content-type'];
+	let refused: NodeOperationError | undefined;
+	const refusePages = (sniffed: FileType | undefined) => {
+		if (sniffed || !isPageInsteadOfImage(contentType)) return;
+		refused = new NodeOperationError(ctx.getNode(), `${what} failed: the link answered with ${String(contentType).split(';')[0]} instead of an image`, {
+			itemIndex,
+			description: 'The file host sent a page (often an error or login page) instead of the image. Check the link in the output.',
+		});
+		throw refused;
+	};
+	try {
+		return await streamToBinary(ctx, response.body, { baseName: image.baseName, fallback: fileTypeFromHeader(contentType) }, refusePages);
+	} catch (error) {
+		response.body.destroy();
+		const reason = client.scrub((error as Error)?.message ?? String(error));
+		throw refused ?? new NodeOperationError(ctx.getNode(), `${what} failed: the image could not be received in full (${reason})`, { itemIndex });
+	}
 }
 
 async function generateForItem(

@@ -4,6 +4,8 @@
  * the file host, expired links, and gateway errors.
  */
 import * as fs from 'fs';
+import * as http from 'http';
+import type { AddressInfo } from 'net';
 import * as path from 'path';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { PNG } from 'pngjs';
@@ -252,5 +254,90 @@ describe('gateway errors', () => {
 		await expect(run({ prompt: '' })).rejects.toThrow('"Prompt" must not be empty (item 0)');
 		await expect(run({ prompt: 'x', options: { extraBody: '"big"' } })).rejects.toThrow('"Extra Body Fields" must be a JSON object (item 0)');
 		expect(gateway.requests).toHaveLength(0);
+	});
+});
+
+describe('links on hosts that misbehave', () => {
+	// A stand-in gateway and file host, for answers the loopback gateway does not give.
+	const seen: Array<{ server: string; path: string; authorization?: string }> = [];
+	let api: http.Server;
+	let files: http.Server;
+	let apiUrl: string;
+	let filesUrl: string;
+	let links: string[] = [];
+	const png = fixturePng();
+
+	function fixturePng(): Buffer {
+		const image = new PNG({ width: 2, height: 2 });
+		image.data.fill(200);
+		return PNG.sync.write(image);
+	}
+
+	const listen = async (server: http.Server) => {
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+	};
+
+	beforeAll(async () => {
+		api = http.createServer((req, res) => {
+			seen.push({ server: 'api', path: req.url ?? '', authorization: req.headers.authorization });
+			if (req.url === GENERATIONS) {
+				res.writeHead(200, { 'content-type': 'application/json' });
+				res.end(JSON.stringify({ data: links.map((url) => ({ url })) }));
+			} else if (req.url === '/files/moved.png') {
+				res.writeHead(302, { location: `${filesUrl}/ok.png` }).end();
+			} else res.writeHead(404).end();
+		});
+		files = http.createServer((req, res) => {
+			seen.push({ server: 'files', path: req.url ?? '', authorization: req.headers.authorization });
+			if (req.url === '/ok.png') {
+				res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+			} else if (req.url === '/broken.png') {
+				res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length * 10 });
+				res.write(png.subarray(0, 40), () => res.destroy());
+			} else if (req.url === '/login.png') {
+				res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><title>Sign in</title></html>');
+			} else if (req.url === '/mystery') {
+				res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from('not an image we know'));
+			} else res.writeHead(404).end();
+		});
+		apiUrl = await listen(api);
+		filesUrl = await listen(files);
+	});
+	afterAll(async () => {
+		api.closeAllConnections();
+		files.closeAllConnections();
+		await Promise.all([new Promise((resolve) => api.close(resolve)), new Promise((resolve) => files.close(resolve))]);
+	});
+	beforeEach(() => {
+		seen.length = 0;
+	});
+
+	const runAgainstStub = async (paths: string[]) => {
+		links = paths.map((link) => (link.startsWith('/files/') ? apiUrl : filesUrl) + link);
+		return await run({ prompt: 'x', n: paths.length }, { credentials: { baseUrl: apiUrl } });
+	};
+
+	it('sends the key to a link on the gateway`s own origin, and drops it when that link redirects elsewhere', async () => {
+		const { output } = await runAgainstStub(['/files/moved.png']);
+		expect(output[0].binary!.data).toMatchObject({ mimeType: 'image/png', fileName: 'moved.png' });
+		expect(seen.find((entry) => entry.path === '/files/moved.png')?.authorization).toBe(`Bearer ${KEY}`);
+		expect(seen.find((entry) => entry.path === '/ok.png')).toEqual({ server: 'files', path: '/ok.png', authorization: undefined });
+	});
+
+	it('reports a download that breaks off, in plain words', async () => {
+		await expect(runAgainstStub(['/broken.png'])).rejects.toThrow(/^Downloading image 0 of item 0 failed: the image could not be received in full \(/);
+	});
+
+	it('refuses a page served in place of the image', async () => {
+		await expect(runAgainstStub(['/ok.png', '/login.png'])).rejects.toThrow(
+			'Downloading image 1 of item 0 failed: the link answered with text/html instead of an image',
+		);
+	});
+
+	it('keeps bytes of a type it does not know, typed as the host says', async () => {
+		const { output } = await runAgainstStub(['/mystery']);
+		expect(output[0].binary!.data).toMatchObject({ mimeType: 'application/octet-stream', fileName: 'mystery.bin' });
+		expect(binaryBytes(output[0]).toString()).toBe('not an image we know');
 	});
 });

@@ -2,6 +2,7 @@
  * Gateway Image Generate, the pure parts: reading and checking an item, the request body, and
  * what each output item gets from the gateway's answer.
  */
+import { Readable } from 'stream';
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
@@ -12,11 +13,14 @@ import {
 	estimateImageCostUsd,
 	fileTypeFromHeader,
 	imageAnswerProblem,
+	isPageInsteadOfImage,
 	linkBaseName,
 	planImages,
 	stripDataUrlPrefix,
 } from '../../nodes/GatewayImageGenerate/response';
+import { streamToBinary } from '../../nodes/shared/binary';
 import { describeExpiredLink, isExpiredLinkStatus } from '../../nodes/shared/errors';
+import type { ByteStream } from '../../nodes/shared/transport';
 import { createExecuteContext } from '../helpers/executeContext';
 
 // Port 9 (discard) is never listened on here: any request would fail, and none may be sent.
@@ -226,6 +230,21 @@ describe('small decisions', () => {
 	});
 });
 
+describe('a page where an image should be', () => {
+	it.each([
+		['text/html; charset=utf-8', true],
+		['application/json', true],
+		['application/xml', true],
+		['text/plain', true],
+		['image/png', false],
+		['application/octet-stream', false],
+		['binary/octet-stream', false],
+		[undefined, false],
+	])('%s is a page: %s', (contentType, page) => {
+		expect(isPageInsteadOfImage(contentType)).toBe(page);
+	});
+});
+
 describe('the node', () => {
 	const node = new GatewayImageGenerate();
 	const { description } = node;
@@ -298,5 +317,36 @@ describe('expired links (shared transport wording)', () => {
 		[500, false],
 	])('treats HTTP %i from a file host as expired: %s', (status, expired) => {
 		expect(isExpiredLinkStatus(status)).toBe(expired);
+	});
+});
+
+describe('streaming a download into binary data (shared binary.ts)', () => {
+	const { ctx, binaries } = createExecuteContext({ parameters: {}, credentials });
+	const naming = { baseName: 'img_1', fallback: { mimeType: 'application/octet-stream', extension: 'bin' } };
+	const pngHead = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+	const streamOf = (...chunks: Buffer[]) => Readable.from(chunks) as unknown as ByteStream;
+
+	it('keeps every byte of a file that arrives in small chunks', async () => {
+		const file = Buffer.concat([pngHead, Buffer.alloc(100, 7)]);
+		const binary = await streamToBinary(ctx, streamOf(file.subarray(0, 5), file.subarray(5, 40), file.subarray(40)), naming);
+		expect(binary).toMatchObject({ mimeType: 'image/png', fileName: 'img_1.png' });
+		expect(Buffer.from(binary.data, 'base64').equals(file)).toBe(true);
+		expect(binaries[binaries.length - 1].streamed).toBe(true);
+	});
+
+	it('keeps every byte of a file shorter than the peek', async () => {
+		const binary = await streamToBinary(ctx, streamOf(Buffer.from('tiny file')), naming);
+		expect(binary).toMatchObject({ mimeType: 'application/octet-stream', fileName: 'img_1.bin' });
+		expect(Buffer.from(binary.data, 'base64').toString()).toBe('tiny file');
+	});
+
+	it('lets the caller refuse the file from its first bytes, before anything is stored', async () => {
+		const stored = binaries.length;
+		const refuse = (sniffed: unknown) => {
+			if (!sniffed) throw new Error('not an image');
+		};
+		await expect(streamToBinary(ctx, streamOf(Buffer.from('<html>sign in</html>')), naming, refuse)).rejects.toThrow('not an image');
+		expect(binaries).toHaveLength(stored);
+		await expect(streamToBinary(ctx, streamOf(pngHead, Buffer.alloc(40)), naming, refuse)).resolves.toMatchObject({ mimeType: 'image/png' });
 	});
 });
