@@ -1,0 +1,145 @@
+/**
+ * The panel of Gateway Video Generate. The submit body's fields (interface document 2.3) are
+ * model, prompt, seconds and size, built in request.ts; everything else the gateway takes goes
+ * through Extra Body Fields.
+ */
+import type { INodeProperties } from 'n8n-workflow';
+
+import { binaryPropertyOption, concurrencyOption, extraBodyOption, modelField } from '../shared/descriptions';
+import {
+	DEFAULT_MAX_WAIT_SECONDS,
+	DEFAULT_VIDEO_MODEL,
+	MAX_POLL_INTERVAL_SECONDS,
+	MAX_WAIT_LIMIT_SECONDS,
+	MIN_POLL_INTERVAL_SECONDS,
+} from './request';
+
+export type VideoOperation = 'generate' | 'submit' | 'getStatus' | 'download';
+
+const SUBMITTING: VideoOperation[] = ['generate', 'submit'];
+const BY_TASK_ID: VideoOperation[] = ['getStatus', 'download'];
+const DOWNLOADING: VideoOperation[] = ['generate', 'download'];
+
+const showFor = (operations: VideoOperation[]) => ({ show: { operation: operations } });
+/** Inside the Options collection the operation is addressed from the root. */
+const showOptionFor = (operations: VideoOperation[]) => ({ show: { '/operation': operations } });
+
+export const videoGenerateProperties: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		default: 'generate',
+		options: [
+			{
+				name: 'Download',
+				value: 'download',
+				action: 'Download the video of a task',
+				description: 'Download the video of a finished task by its task ID',
+			},
+			{
+				name: 'Generate',
+				value: 'generate',
+				action: 'Generate a video and wait for it',
+				description: 'Submit a task, wait until it is done and download the video',
+			},
+			{
+				name: 'Get Status',
+				value: 'getStatus',
+				action: 'Get the status of a task',
+				description: 'Check a task once: status, progress, and the result link when it is done',
+			},
+			{
+				name: 'Submit',
+				value: 'submit',
+				action: 'Submit a video task',
+				description: 'Submit a task and return its task ID at once, without waiting',
+			},
+		],
+	},
+	modelField(DEFAULT_VIDEO_MODEL, 'searchVideoModels', { displayOptions: showFor(SUBMITTING) }),
+	{
+		displayName: 'Prompt',
+		name: 'prompt',
+		type: 'string',
+		required: true,
+		default: '',
+		typeOptions: { rows: 4 },
+		placeholder: 'A paper boat drifting down a rainy street at dusk, slow dolly shot, cinematic light',
+		description: 'Description of the video to generate',
+		displayOptions: showFor(SUBMITTING),
+	},
+	{
+		displayName: 'Seconds',
+		name: 'seconds',
+		type: 'number',
+		required: true,
+		default: 5,
+		typeOptions: { minValue: 1, numberPrecision: 0 },
+		description: 'Duration of the video in whole seconds (sent to the gateway as a string, e.g. "5")',
+		hint: 'Which durations a model accepts is up to the gateway',
+		displayOptions: showFor(SUBMITTING),
+	},
+	{
+		displayName: 'Size',
+		name: 'size',
+		type: 'string',
+		required: true,
+		default: '1280x720',
+		placeholder: '1280x720',
+		description: 'Resolution as width x height, written like 1280x720 (landscape) or 720x1280 (portrait)',
+		displayOptions: showFor(SUBMITTING),
+	},
+	{
+		displayName: 'Task ID',
+		name: 'taskId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. {{ $json.task_id }}',
+		description: 'The task ID that the Submit or Generate operation returned (task_id)',
+		displayOptions: showFor(BY_TASK_ID),
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			concurrencyOption,
+			{
+				displayName: 'Download Video',
+				name: 'downloadVideo',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to put the MP4 into binary data (the result link is temporary). Off: the output has the link (result_url) only.',
+				displayOptions: showOptionFor(DOWNLOADING),
+			},
+			{ ...extraBodyOption('{"seed": 42}'), displayOptions: showOptionFor(SUBMITTING) },
+			{
+				displayName: 'Max Wait (Seconds)',
+				name: 'maxWaitSeconds',
+				type: 'number',
+				default: DEFAULT_MAX_WAIT_SECONDS,
+				typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_WAIT_LIMIT_SECONDS },
+				description:
+					'How long to wait for the task before giving up with an error that quotes the task ID (the task is not lost: fetch it later with Get Status or Download)',
+				displayOptions: showOptionFor(['generate']),
+			},
+			{
+				displayName: 'Poll Interval (Seconds)',
+				name: 'pollIntervalSeconds',
+				type: 'number',
+				default: MIN_POLL_INTERVAL_SECONDS,
+				typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_POLL_INTERVAL_SECONDS },
+				description: `Seconds between status checks, at least ${MIN_POLL_INTERVAL_SECONDS}. All items are checked together in one loop.`,
+				hint: 'The gateway asks clients to poll every 5 to 10 seconds; a lower value is refused',
+				displayOptions: showOptionFor(['generate']),
+			},
+			{ ...binaryPropertyOption('video'), displayOptions: showOptionFor(DOWNLOADING) },
+		],
+	},
+];

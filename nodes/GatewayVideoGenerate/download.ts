@@ -1,0 +1,32 @@
+/**
+ * Download: the video of a finished task, by its id. The link is read from a fresh status
+ * request (links are temporary, so one saved earlier may have expired).
+ */
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { runPerItem } from '../shared/itemRunner';
+import { phaseOf } from './pollDecision';
+import { readOutputInput, readTaskId } from './request';
+import { downloadVideo, fetchStatus, outcomeError, taskError, videoItem } from './taskApi';
+
+export async function download(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	return await runPerItem(ctx, {
+		prepare: (itemIndex) => ({ taskId: readTaskId(ctx, itemIndex), ...readOutputInput(ctx, itemIndex) }),
+		run: async ({ taskId, binaryPropertyName }, itemIndex, client) => {
+			const record = await fetchStatus(client, taskId, itemIndex);
+			const phase = phaseOf(record.status);
+			if (phase === 'failure') throw outcomeError(ctx, { kind: 'failure', record }, itemIndex);
+			if (phase === 'running') {
+				throw taskError(
+					ctx,
+					record,
+					itemIndex,
+					`Video task ${taskId} is not finished yet (status ${record.status}${record.progress ? `, progress ${record.progress}` : ''})`,
+					'Try again later, or use the Generate operation, which waits for the task.',
+				);
+			}
+			if (!binaryPropertyName) return videoItem(record, {});
+			return videoItem(record, {}, binaryPropertyName, await downloadVideo(ctx, client, record, itemIndex));
+		},
+	});
+}

@@ -1,0 +1,17 @@
+/**
+ * Get Status: one status request. A FAILURE is reported as data (status and fail_reason), not
+ * as an error, so that a flow can branch on it with an If node.
+ */
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { runPerItem } from '../shared/itemRunner';
+import { taskFields } from './pollDecision';
+import { readTaskId } from './request';
+import { fetchStatus } from './taskApi';
+
+export async function getStatus(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	return await runPerItem(ctx, {
+		prepare: (itemIndex) => readTaskId(ctx, itemIndex),
+		run: async (taskId, itemIndex, client) => ({ json: taskFields(await fetchStatus(client, taskId, itemIndex)) }),
+	});
+}

@@ -1,0 +1,202 @@
+import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
+import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { createLimiter } from '../../nodes/shared/itemRunner';
+import { createFakeClock } from '../helpers/fakeClock';
+import type { FakeClock } from '../helpers/fakeClock';
+
+const SECOND = 1000;
+const wait = { intervalMs: 5 * SECOND, maxWaitMs: 900 * SECOND };
+
+interface Poll {
+	taskId: string;
+	at: number;
+}
+
+/** A scripted gateway: each task answers its list of states in turn (the last one repeats). */
+function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | PollAnswer>>, options: { signal?: AbortSignal; limit?: number } = {}) {
+	const polls: Poll[] = [];
+	let inFlight = 0;
+	let peak = 0;
+	const poller = new TaskPoller({
+		clock,
+		signal: options.signal,
+		limit: createLimiter(options.limit ?? 10),
+		poll: async (taskId) => {
+			polls.push({ taskId, at: clock.now() });
+			inFlight++;
+			peak = Math.max(peak, inFlight);
+			await new Promise((resolve) => setImmediate(resolve));
+			inFlight--;
+			const steps = script[taskId];
+			const step = steps.length > 1 ? steps.shift()! : steps[0];
+			if (typeof step !== 'string') return step;
+			const [status, extra] = step.split(' ');
+			return { task: { task_id: taskId, status, progress: extra, result_url: status === 'SUCCESS' ? `https://cdn/${taskId}.mp4` : undefined } };
+		},
+	});
+	return { poller, polls, peak: () => peak };
+}
+
+const queued = (taskId: string) => ({ task_id: taskId, status: 'QUEUED' });
+
+describe('TaskPoller', () => {
+	it('polls first one interval after submit, every interval after, and never sleeps after the last poll', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['NOT_START', 'IN_PROGRESS 50%', 'SUCCESS 100%'] });
+		const outcome = await poller.watch(queued('a'), wait);
+		expect(outcome).toEqual({ kind: 'success', record: { task_id: 'a', status: 'SUCCESS', progress: '100%', result_url: 'https://cdn/a.mp4' } });
+		expect(polls.map((p) => p.at)).toEqual([5000, 10_000, 15_000]);
+		expect(clock.sleeps).toEqual([5000, 5000, 5000]);
+		expect(clock.now()).toBe(15_000);
+	});
+
+	it('polls many tasks in one loop: ten tasks take as many ticks as one', async () => {
+		const clock = createFakeClock(0);
+		const ids = Array.from({ length: 10 }, (_, i) => `t${i}`);
+		const script = Object.fromEntries(ids.map((id) => [id, ['NOT_START', 'IN_PROGRESS', 'SUCCESS']]));
+		const { poller, polls } = scriptedPoller(clock, script);
+		const outcomes = await Promise.all(ids.map(async (id) => await poller.watch(queued(id), wait)));
+		expect(outcomes.every((o) => o.kind === 'success')).toBe(true);
+		expect(polls).toHaveLength(30);
+		expect(clock.sleeps).toEqual([5000, 5000, 5000]);
+		expect(clock.now()).toBe(15_000);
+	});
+
+	it('takes tasks submitted a moment apart into the same tick, never polling one before its interval', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'] });
+		const first = poller.watch(queued('a'), wait);
+		clock.advance(400);
+		const second = poller.watch(queued('b'), wait);
+		await Promise.all([first, second]);
+		expect(polls).toEqual([
+			{ taskId: 'a', at: 5400 },
+			{ taskId: 'b', at: 5400 },
+			{ taskId: 'a', at: 10_400 },
+			{ taskId: 'b', at: 10_400 },
+		]);
+	});
+
+	it('keeps at most the concurrency bound of polls in flight', async () => {
+		const clock = createFakeClock(0);
+		const ids = Array.from({ length: 7 }, (_, i) => `t${i}`);
+		const { poller, peak } = scriptedPoller(clock, Object.fromEntries(ids.map((id) => [id, ['SUCCESS']])), { limit: 2 });
+		await Promise.all(ids.map(async (id) => await poller.watch(queued(id), wait)));
+		expect(peak()).toBe(2);
+	});
+
+	it('keeps polling through unknown and lower-case states', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['UNKNOWN', 'SUBMITTED', 'NOT_START', 'queued', 'in_progress 10%', 'SOMETHING_NEW', 'success'] });
+		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
+		expect(polls).toHaveLength(7);
+	});
+
+	it('ends with the failure and its reason', async () => {
+		const clock = createFakeClock(0);
+		const failure: PollAnswer = { task: { task_id: 'a', status: 'FAILURE', progress: '100%', fail_reason: 'content policy' } };
+		const { poller } = scriptedPoller(clock, { a: ['IN_PROGRESS', failure] });
+		expect(await poller.watch(queued('a'), wait)).toEqual({ kind: 'failure', record: failure.task });
+	});
+
+	it('times out with the last status, right after the last poll that fits', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS 10%', 'IN_PROGRESS 20%'] });
+		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 12_000 });
+		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '20%' }, waitedMs: 10_000 });
+		expect(polls.map((p) => p.at)).toEqual([5000, 10_000]);
+		expect(clock.now()).toBe(10_000);
+	});
+
+	it('retries passing poll failures at the next tick', async () => {
+		const clock = createFakeClock(0);
+		const fail: PollAnswer = { error: new Error('HTTP 502'), passing: true };
+		const { poller, polls } = scriptedPoller(clock, { a: [fail, 'IN_PROGRESS', fail, fail, 'SUCCESS'] });
+		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
+		expect(polls.map((p) => p.at)).toEqual([5000, 10_000, 15_000, 20_000, 25_000]);
+	});
+
+	it('gives up after two minutes of failing polls, quoting the last error', async () => {
+		const clock = createFakeClock(0);
+		const error = new Error('HTTP 503');
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS 30%', { error, passing: true }] });
+		const outcome = await poller.watch(queued('a'), wait);
+		// failing since 10 s; fatal at the first poll 120 s later
+		expect(outcome).toEqual({ kind: 'unreachable', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '30%' }, error, failedPolls: 25 });
+		expect(polls.at(-1)?.at).toBe(130_000);
+	});
+
+	it('gives up at once on a permanent poll failure, and on a poll that throws', async () => {
+		const clock = createFakeClock(0);
+		const { poller } = scriptedPoller(clock, { a: [{ error: new Error('HTTP 404'), passing: false }] });
+		expect(await poller.watch(queued('a'), wait)).toMatchObject({ kind: 'unreachable', failedPolls: 1 });
+		const throwing = new TaskPoller({
+			clock,
+			limit: createLimiter(1),
+			poll: async () => {
+				throw new Error('bug');
+			},
+		});
+		expect(await throwing.watch(queued('b'), wait)).toMatchObject({ kind: 'unreachable', error: { message: 'bug' } });
+	});
+
+	it('stops at once on cancel: every wait ends and no poll is sent after it', async () => {
+		const clock = createFakeClock(0);
+		const controller = new AbortController();
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS'], b: ['IN_PROGRESS'] }, { signal: controller.signal });
+		clock.onSleep = (_ms, n) => {
+			if (n === 3) controller.abort();
+		};
+		const outcomes = await Promise.all([poller.watch(queued('a'), wait), poller.watch(queued('b'), wait)]);
+		expect(outcomes.map((o: TaskOutcome) => o.kind)).toEqual(['cancelled', 'cancelled']);
+		expect(outcomes[0].record.status).toBe('IN_PROGRESS');
+		expect(polls).toHaveLength(4);
+		expect(clock.now()).toBe(10_000);
+	});
+
+	it('does not poll at all when the execution is already cancelled, nor after stop()', async () => {
+		const clock = createFakeClock(0);
+		const controller = new AbortController();
+		controller.abort();
+		const cancelled = scriptedPoller(clock, { a: ['SUCCESS'] }, { signal: controller.signal });
+		expect(await cancelled.poller.watch(queued('a'), wait)).toEqual({ kind: 'cancelled', record: queued('a') });
+		expect(cancelled.polls).toHaveLength(0);
+
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS'] });
+		const pending = poller.watch(queued('a'), wait);
+		poller.stop();
+		expect(await pending).toEqual({ kind: 'stopped', record: queued('a') });
+		expect(await poller.watch(queued('b'), wait)).toEqual({ kind: 'stopped', record: queued('b') });
+		expect(polls).toHaveLength(0);
+	});
+
+	it('restarts its loop for a task registered after the others finished', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['SUCCESS'], b: ['SUCCESS'] });
+		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
+		expect((await poller.watch(queued('b'), wait)).kind).toBe('success');
+		expect(polls.map((p) => p.at)).toEqual([5000, 10_000]);
+	});
+});
+
+describe('createLimiter', () => {
+	it('runs at most the limit at once, in order, and frees the slot when a task fails', async () => {
+		const limit = createLimiter(2);
+		let running = 0;
+		let peak = 0;
+		const order: number[] = [];
+		const task = (n: number, fail = false) => async () => {
+			running++;
+			peak = Math.max(peak, running);
+			order.push(n);
+			await new Promise((resolve) => setImmediate(resolve));
+			running--;
+			if (fail) throw new Error(`task ${n}`);
+			return n;
+		};
+		const results = await Promise.allSettled([0, 1, 2, 3, 4].map(async (n) => await limit(task(n, n === 1))));
+		expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'failed'))).toEqual([0, 'failed', 2, 3, 4]);
+		expect(order).toEqual([0, 1, 2, 3, 4]);
+		expect(peak).toBe(2);
+	});
+});
