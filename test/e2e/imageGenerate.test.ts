@@ -24,8 +24,16 @@ function expectPngItem(item: E2eItem, property = 'data') {
 	expect(pngSize(binaryBuffer(item, property))).toEqual([64, 64]);
 }
 
-const generationRequestsFor = (prompt: string) =>
-	gatewayRequests((request) => request.server === 'api' && request.path === '/v1/images/generations' && request.rawBody.includes(prompt));
+/** The generation requests that asked for exactly these prompts (each workflow uses its own). */
+const generationRequestsFor = (...prompts: string[]) =>
+	gatewayRequests((request) => {
+		if (request.server !== 'api' || request.path !== '/v1/images/generations') return false;
+		try {
+			return prompts.includes(JSON.parse(request.rawBody).prompt);
+		} catch {
+			return false;
+		}
+	});
 
 describeWorkflow('mgwImage0001', 'links downloaded into PNG files, one item per image', () => {
 	const id = 'mgwImage0001';
@@ -64,7 +72,7 @@ describeWorkflow('mgwImage0001', 'links downloaded into PNG files, one item per 
 
 	it('sends the key to the gateway, and never to the file host', () => {
 		const { apiKey } = loadE2eRun().credentials.good;
-		const generations = generationRequestsFor('a lighthouse at');
+		const generations = generationRequestsFor('a lighthouse at dusk', 'a lighthouse at dawn');
 		expect(generations).toHaveLength(2);
 		for (const request of generations) expect(request.headers.authorization).toBe(`Bearer ${apiKey}`);
 		const downloads = gatewayRequests((request) => request.server === 'files');
