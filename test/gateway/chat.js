@@ -88,8 +88,8 @@ function compose(body, { model, maxTokens, stops }) {
 		.join(' ');
 	const lastUser = contentText([...messages].reverse().find((m) => m.role === 'user')?.content);
 	const effort = body.reasoning_effort;
-	const reasoning =
-		model.alwaysThinks || effort !== undefined ? `Reasoning with ${effort ?? 'adaptive'} effort about: ${lastUser}` : '';
+	const thinks = model.alwaysThinks || (effort !== undefined && effort !== 'none');
+	const reasoning = thinks ? `Reasoning with ${effort ?? 'adaptive'} effort about: ${lastUser}` : '';
 	const stopped = applyStop(`${system ? `[${system}] ` : ''}Echo from ${model.id}: ${lastUser}`, stops);
 	const out = fitOutput(reasoning, stopped.text, maxTokens);
 	const promptTokens = messages.reduce((sum, m) => sum + 3 + countTokens(contentText(m.content)), 0);
@@ -118,7 +118,7 @@ const STREAM_ERROR = dataFrame({
 
 function streamAnswer(ctx, head, answer, conversation) {
 	const chunk = (delta, finishReason = null) =>
-		dataFrame({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+		dataFrame({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
 	const reasoningFrames = splitPieces(answer.reasoning).map((p) => chunk({ reasoning_content: p }));
 	const textFrames = splitPieces(answer.text).map((p) => chunk({ content: p }));
 	const frames = [
@@ -126,7 +126,7 @@ function streamAnswer(ctx, head, answer, conversation) {
 		...reasoningFrames,
 		...textFrames,
 		chunk({}, answer.finishReason),
-		dataFrame({ ...head, object: 'chat.completion.chunk', choices: [], usage: answer.usage }),
+		dataFrame({ ...head, choices: [], usage: answer.usage }),
 		dataFrame('[DONE]'),
 	];
 	const interrupt = magicInterrupt(conversation, 1 + reasoningFrames.length, textFrames.length, STREAM_ERROR);
@@ -139,13 +139,13 @@ async function complete(ctx) {
 	const conversation = body.messages.map((m) => contentText(m.content)).join('\n');
 	if (rateLimitOnce(ctx, conversation)) return;
 	const answer = compose(body, checked);
-	const head = { id: `chatcmpl-${randomHex(12)}`, created: unixNow(), model: checked.model.id };
-	if (body.stream) return streamAnswer(ctx, head, answer, conversation);
+	const id = `chatcmpl-${randomHex(12)}`;
+	const head = (object) => ({ id, object, created: unixNow(), model: checked.model.id });
+	if (body.stream) return streamAnswer(ctx, head('chat.completion.chunk'), answer, conversation);
 	const message = { role: 'assistant', content: answer.text };
 	if (answer.reasoning) message.reasoning_content = answer.reasoning;
 	sendJson(ctx.res, 200, {
-		...head,
-		object: 'chat.completion',
+		...head('chat.completion'),
 		choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finishReason }],
 		usage: answer.usage,
 	});

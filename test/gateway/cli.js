@@ -17,6 +17,7 @@ function parseArgs(argv) {
 		const name = FLAGS[arg];
 		const value = argv[i + 1];
 		if (!name || value === undefined) throw new Error(`unknown or incomplete argument ${arg}`);
+		if (name !== 'host' && !/^\d+$/.test(value)) throw new Error(`${arg} needs a whole number, got ${value}`);
 		options[name] = name === 'host' ? value : Number(value);
 		i++;
 	}

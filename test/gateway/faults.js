@@ -93,4 +93,4 @@ async function serveFault(ctx, fault) {
 	}
 }
 
-module.exports = { FaultQueues, parseFault, serveFault, nginxErrorPage };
+module.exports = { FaultQueues, parseFault, serveFault };

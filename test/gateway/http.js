@@ -18,10 +18,13 @@ function readBody(req) {
 		});
 		req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks)));
 		req.on('error', reject);
+		// A client that hangs up mid-body never sends 'end': settle instead of waiting forever.
+		req.on('close', () => reject(new Error('request aborted')));
 	});
 }
 
-const isGone = (res) => res.destroyed || res.writableEnded;
+/** True once nothing more can be sent: answered, or the connection is gone. */
+const isGone = (res) => res.destroyed || res.writableEnded || res.socket?.destroyed === true;
 
 function send(res, status, headers, body) {
 	if (isGone(res)) return;
@@ -51,4 +54,4 @@ function dropConnection(res) {
 	res.destroy();
 }
 
-module.exports = { MAX_BODY_BYTES, readBody, isGone, sendJson, sendText, sendEmpty, dropConnection };
+module.exports = { readBody, isGone, sendJson, sendText, sendEmpty, dropConnection };

@@ -26,4 +26,4 @@ function rateLimitOnce(ctx, text) {
 	return true;
 }
 
-module.exports = { has, bigMegabytes, rateLimitOnce, MAX_BIG_MB };
+module.exports = { has, bigMegabytes, rateLimitOnce };

@@ -140,4 +140,4 @@ function sendVideo(res, bigMb) {
 	pipeline(Readable.from(videoChunks(total), { objectMode: false }), res, () => {});
 }
 
-module.exports = { IMAGE_FORMATS, imageBytes, sendVideo, videoLength, videoFixture, MIB };
+module.exports = { IMAGE_FORMATS, imageBytes, sendVideo };

@@ -124,23 +124,22 @@ function compose(body, { model, thinking, effort, stops }) {
 
 const STREAM_ERROR = eventFrame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
 
-/** The event sequence of a streamed message; returns the frames and where the text deltas sit. */
-function blockFrames(block, index) {
-	const frames = [];
-	if (block.type === 'thinking') {
-		frames.push(eventFrame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
-		for (const piece of splitPieces(block.thinking)) {
-			frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } }));
-		}
-		frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }));
-	} else {
-		frames.push(eventFrame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-		for (const piece of splitPieces(block.text)) {
-			frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }));
-		}
-	}
-	frames.push(eventFrame('content_block_stop', { type: 'content_block_stop', index }));
-	return frames;
+const blockStart = (block, index) =>
+	eventFrame('content_block_start', {
+		type: 'content_block_start',
+		index,
+		content_block: block.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' },
+	});
+
+const blockDelta = (index, delta) => eventFrame('content_block_delta', { type: 'content_block_delta', index, delta });
+
+/** The deltas of one content block: word-sized pieces, and a thinking block's signature last. */
+function blockDeltas(block, index) {
+	if (block.type === 'text') return splitPieces(block.text).map((text) => blockDelta(index, { type: 'text_delta', text }));
+	return [
+		...splitPieces(block.thinking).map((thinking) => blockDelta(index, { type: 'thinking_delta', thinking })),
+		blockDelta(index, { type: 'signature_delta', signature: block.signature }),
+	];
 }
 
 function streamAnswer(ctx, head, answer, conversation) {
@@ -151,12 +150,14 @@ function streamAnswer(ctx, head, answer, conversation) {
 		}),
 	];
 	let textStart = 0;
+	let textDeltaCount = 0;
 	answer.content.forEach((block, index) => {
-		const blockStart = frames.length;
-		frames.push(...blockFrames(block, index));
+		frames.push(blockStart(block, index));
 		// As the real service does, a ping follows the first content_block_start.
-		if (index === 0) frames.splice(blockStart + 1, 0, eventFrame('ping', { type: 'ping' }));
-		if (block.type === 'text') textStart = frames.length - splitPieces(block.text).length - 1;
+		if (index === 0) frames.push(eventFrame('ping', { type: 'ping' }));
+		const deltas = blockDeltas(block, index);
+		if (block.type === 'text') [textStart, textDeltaCount] = [frames.length, deltas.length];
+		frames.push(...deltas, eventFrame('content_block_stop', { type: 'content_block_stop', index }));
 	});
 	frames.push(
 		eventFrame('message_delta', {
@@ -166,8 +167,7 @@ function streamAnswer(ctx, head, answer, conversation) {
 		}),
 		eventFrame('message_stop', { type: 'message_stop' }),
 	);
-	const textBlock = answer.content[answer.content.length - 1];
-	const interrupt = magicInterrupt(conversation, textStart, splitPieces(textBlock.text).length, STREAM_ERROR);
+	const interrupt = magicInterrupt(conversation, textStart, textDeltaCount, STREAM_ERROR);
 	return streamFrames(ctx.res, frames, interrupt);
 }
 

@@ -58,7 +58,7 @@ function list(ctx) {
 }
 
 function retrieve(ctx) {
-	const entry = byId.get(decodeURIComponent(ctx.params[0]));
+	const entry = byId.get(ctx.params[0]);
 	if (!entry) {
 		throw new GatewayError(404, {
 			error: {

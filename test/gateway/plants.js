@@ -68,7 +68,7 @@ function list(ctx) {
 }
 
 function remove(ctx) {
-	const id = int64Digits(ctx, decodeURIComponent(ctx.params[0]), 'id');
+	const id = int64Digits(ctx, ctx.params[0], 'id');
 	if (!ctx.gw.plants.delete(id)) throw storeError(404, `plant with id ${id} not found`);
 	sendEmpty(ctx.res, 204);
 }

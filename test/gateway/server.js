@@ -136,6 +136,7 @@ async function handleControl(ctx) {
 }
 
 function answerError(ctx, error) {
+	if (isGone(ctx.res)) return; // the client hung up (or a fault dropped it): nobody to tell
 	if (ctx.res.headersSent) return dropConnection(ctx.res); // too late for a clean answer
 	if (ctx.control) return sendJson(ctx.res, 400, { error: error.message });
 	if (!(error instanceof GatewayError)) {

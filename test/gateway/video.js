@@ -32,10 +32,9 @@ function validateSubmit(ctx, body) {
 		throw invalidRequest(ctx, 'prompt is required and must be a non-empty string', { param: 'prompt' });
 	}
 	if (body.seconds !== undefined) {
-		const ok = typeof body.seconds === 'string' && /^\d{1,3}$/.test(body.seconds);
-		const n = Number(body.seconds);
-		if (!ok || n < 1 || n > 60) {
-			throw invalidRequest(ctx, 'seconds must be a string of digits between "1" and "60", e.g. "5"', {
+		// The document shows no allowed values: any whole number of seconds from 1, as a string.
+		if (typeof body.seconds !== 'string' || !/^\d{1,4}$/.test(body.seconds) || Number(body.seconds) < 1) {
+			throw invalidRequest(ctx, 'seconds must be a string of digits, at least "1", e.g. "5"', {
 				param: 'seconds',
 				code: 'invalid_value',
 			});
