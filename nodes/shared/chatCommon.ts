@@ -7,7 +7,6 @@ import { NodeApiError } from 'n8n-workflow';
 import type { ChunkType, IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKENS, EFFORT_LEVELS } from './chatDescriptions';
-
 import { classifyError, describeNetworkError, isAbortError, networkError, parseErrorBody } from './errors';
 import { findModel } from './models';
 import { readServerSentEvents } from './sse';
@@ -278,10 +277,8 @@ function streamError<R>(ctx: IExecuteFunctions, client: GatewayClient, error: un
 	if (error instanceof GatewayReplyError || error instanceof BrokenStreamError) return replyError(ctx, client, error, call.itemIndex, true);
 	if (error instanceof NodeApiError) return error;
 	if (isAbortError(error) || client.cancelSignal?.aborted) return networkError(ctx.getNode(), `${call.what} was cancelled`, call.itemIndex);
-	let cause = error as { cause?: unknown; code?: string };
-	for (let depth = 0; depth < 4 && cause?.cause && !cause.code; depth++) cause = cause.cause as { cause?: unknown; code?: string };
-	const failure = networkError(ctx.getNode(), describeNetworkError(cause, 'Reading the answer stream'), call.itemIndex);
-	failure.message = client.scrub(failure.message);
+	// The open answer stream fails with the socket's own error (ECONNRESET, "aborted"), unwrapped.
+	const failure = networkError(ctx.getNode(), client.scrub(describeNetworkError(error, 'Reading the answer stream')), call.itemIndex);
 	failure.description = STREAM_HINT;
 	return failure;
 }
