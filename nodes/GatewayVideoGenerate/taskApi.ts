@@ -6,9 +6,11 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { streamToBinary } from '../shared/binary';
+import { isPageContentType, streamToBinary } from '../shared/binary';
+import type { FileType } from '../shared/binary';
 import { attachItemFields } from '../shared/errors';
-import type { GatewayClient } from '../shared/transport';
+import { asNodeError } from '../shared/itemRunner';
+import type { ByteStream, GatewayClient } from '../shared/transport';
 import { describeOutcome, isPassingPollFailure, readStatusAnswer, readSubmitAnswer, taskFields } from './pollDecision';
 import type { PollAnswer, TaskOutcome, TaskRecord } from './pollDecision';
 import { VIDEO_PATH, statusPath } from './request';
@@ -29,11 +31,32 @@ export function outcomeError(ctx: IExecuteFunctions, outcome: Exclude<TaskOutcom
 	return taskError(ctx, outcome.record, itemIndex, words.message, words.description);
 }
 
+/**
+ * Submits one task. A submit starts paid work, so the transport repeats it only when the gateway
+ * certainly refused it (429); after an answer that leaves it open (5xx, dropped connection) the
+ * task may exist, and the error says so instead of paying twice.
+ */
 export async function submitTask(client: GatewayClient, body: IDataObject, itemIndex: number): Promise<TaskRecord & { model?: string }> {
-	const answer = await client.json({ path: VIDEO_PATH, body, itemIndex, timeoutMs: SUBMIT_TIMEOUT_MS, what: 'Submitting the video task' });
+	let answer: IDataObject;
+	try {
+		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, timeoutMs: SUBMIT_TIMEOUT_MS, retry: { idempotent: false }, what: 'Submitting the video task' });
+	} catch (error) {
+		const failure = asNodeError(client.node, error, itemIndex);
+		if (mayHaveBeenCreated(failure) && !client.cancelSignal?.aborted) {
+			failure.description = `${failure.description ?? ''} The gateway may have created the task even so; it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.`.trim();
+		}
+		throw failure;
+	}
 	const { task, problem } = readSubmitAnswer(answer);
 	if (!task) throw new NodeOperationError(client.node, `Submitting the video task failed: ${problem}`, { itemIndex });
 	return task;
+}
+
+/** A server error or a connection lost after sending: the gateway may have acted on the request. */
+function mayHaveBeenCreated(error: unknown): boolean {
+	const status = statusOf(error);
+	if (status !== undefined) return status >= 500 && (error as { errorResponse?: { kind?: unknown } }).errorResponse?.kind !== 'unknown_model';
+	return !/refused|could not be resolved/.test((error as Error).message ?? '');
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -97,9 +120,12 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		throw taskError(ctx, record, itemIndex, `Video task ${id} finished but the gateway gave no result_url to download`);
 	}
 	const what = `Downloading the video of task ${id}`;
-	let stream;
+	let stream: ByteStream;
+	let contentType: unknown;
 	try {
-		stream = (await client.download(record.result_url, { itemIndex, timeoutMs: DOWNLOAD_TIMEOUT_MS, what })).body;
+		const response = await client.download(record.result_url, { itemIndex, timeoutMs: DOWNLOAD_TIMEOUT_MS, what });
+		stream = response.body;
+		contentType = response.headers['content-type'];
 	} catch (error) {
 		const status = statusOf(error);
 		if (status === 403 || status === 404 || status === 410) {
@@ -115,10 +141,23 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		if (!failure.message.includes(id)) failure.message = `${what} failed: ${failure.message}`;
 		throw attachItemFields(failure, taskFields(record));
 	}
+	let refused: NodeOperationError | undefined;
+	const refusePages = (sniffed: FileType | undefined) => {
+		if (sniffed || !isPageContentType(contentType)) return;
+		refused = taskError(
+			ctx,
+			record,
+			itemIndex,
+			`${what} failed: the link answered with ${String(contentType).split(';')[0]} instead of a video`,
+			'The file host sent a page (often an error or login page) instead of the MP4. Check result_url in the output.',
+		);
+		throw refused;
+	};
 	try {
-		return await streamToBinary(ctx, stream, { baseName: `video-${id}`, fallback: MP4 });
+		return await streamToBinary(ctx, stream, { baseName: `video-${id}`, fallback: MP4 }, refusePages);
 	} catch (error) {
 		stream.destroy();
+		if (refused) throw refused;
 		throw taskError(
 			ctx,
 			record,

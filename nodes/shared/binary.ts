@@ -50,6 +50,14 @@ export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, nami
 }
 
 /**
+ * A text type where a file was expected: the host answered 200 with an error or login page.
+ * Unknown binary types pass (a format we do not sniff is still a file).
+ */
+export function isPageContentType(contentType: unknown): boolean {
+	return /^(text\/|application\/(json|xml|xhtml\+xml|problem\+json)\b)/i.test(String(contentType ?? '').trim());
+}
+
+/**
  * Reads until `size` bytes are buffered (or the stream ends), then puts them back. When the stream
  * ended first, nothing can be put back: the returned bytes are then the whole file.
  */

@@ -12,6 +12,8 @@ export interface RetryPolicy {
 	maxDelayMs: number;
 	/** A Retry-After longer than this is not waited for: the error is reported instead. */
 	maxRetryAfterMs: number;
+	/** false for a request that starts paid work (a video task): see isSafeToRepeat. */
+	idempotent?: boolean;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -24,6 +26,16 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 export function isRetryableStatus(status: number, kind: GatewayErrorKind): boolean {
 	if (kind === 'unknown_model') return false;
 	return status === 429 || status === 502 || status === 503 || status === 504;
+}
+
+/**
+ * Whether a failed attempt may be sent again at all. A request that is not idempotent is repeated
+ * only when the gateway certainly did not act on it (a 429, or a refused connection): after a
+ * 502/504 or a dropped connection the task may already exist, and a repeat would pay twice.
+ */
+export function isSafeToRepeat(policy: Pick<RetryPolicy, 'idempotent'>, status?: number, networkCode?: string): boolean {
+	if (policy.idempotent !== false) return true;
+	return status === 429 || networkCode === 'ECONNREFUSED';
 }
 
 /** Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now`. */

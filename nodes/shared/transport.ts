@@ -27,7 +27,7 @@ import {
 	scrubSecrets,
 } from './errors';
 import type { GatewayErrorDetails } from './errors';
-import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry';
+import { DEFAULT_RETRY_POLICY, isRetryableStatus, isSafeToRepeat, parseRetryAfter, retryDelayMs } from './retry';
 import type { RetryPolicy } from './retry';
 import { BackoffGate, CancelledError, pause } from './timing';
 import { isHttpUrl, isSameOrigin, joinUrl, normalizeBaseUrl } from './url';
@@ -219,17 +219,18 @@ export class GatewayClient {
 				response = await this.attempt(call, encoding, authenticated);
 			} catch (error) {
 				if (isAbortError(error) || signal?.aborted) this.rethrowCancel(new CancelledError(), what, call);
-				if (attempt < policy.maxRetries && isRetryableNetworkError(this.rootCause(error))) {
+				const cause = this.rootCause(error);
+				if (attempt < policy.maxRetries && isRetryableNetworkError(cause) && isSafeToRepeat(policy, undefined, (cause as { code?: string })?.code)) {
 					await pause(retryDelayMs(attempt, undefined, policy), signal).catch((e) => this.rethrowCancel(e, what, call));
 					continue;
 				}
-				throw networkError(this.node, describeNetworkError(this.rootCause(error), what, this.apiKey), call.itemIndex);
+				throw networkError(this.node, describeNetworkError(cause, what, this.apiKey), call.itemIndex);
 			}
 			if (response.statusCode < 400) return response;
 
 			const text = encoding === 'stream' ? await readLimited(response.body as ByteStream) : bodyText(response.body);
 			const details = describeHttpError(response.statusCode, text, header(response.headers, 'content-type'), this.apiKey);
-			if (attempt < policy.maxRetries && isRetryableStatus(response.statusCode, details.kind)) {
+			if (attempt < policy.maxRetries && isRetryableStatus(response.statusCode, details.kind) && isSafeToRepeat(policy, response.statusCode)) {
 				const retryAfter = parseRetryAfter(response.headers?.['retry-after'], Date.now());
 				if (retryAfter === undefined || retryAfter <= policy.maxRetryAfterMs) {
 					const delay = retryDelayMs(attempt, retryAfter, policy);

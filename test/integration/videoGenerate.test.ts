@@ -267,6 +267,14 @@ describe('generate', () => {
 		expect(gateway.requests).toHaveLength(0);
 	});
 
+	it('does not submit again after a 502 (the task may exist: paying twice is worse), and says so', async () => {
+		gateway.queueFaults(SUBMIT, ['502-html']);
+		const error = await runError({ prompt: 'once only' });
+		expect(error.message).toContain('HTTP 502');
+		expect(error.description).toContain('may have created the task even so; it was not submitted again');
+		expect(submits()).toHaveLength(1);
+	});
+
 	it('retries a rate-limited submit and reports an unknown model in plain words', async () => {
 		const { output } = await run({ prompt: 'busy [429-once]' });
 		expect(output[0].json.status).toBe('SUCCESS');
