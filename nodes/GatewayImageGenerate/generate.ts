@@ -5,14 +5,14 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bufferToBinary, streamToBinary } from '../shared/binary';
+import { bufferToBinary, isPageContentType, streamToBinary } from '../shared/binary';
 import type { FileType } from '../shared/binary';
 import { attachItemFields } from '../shared/errors';
 import { mapConcurrent, runPerItem } from '../shared/itemRunner';
 import type { GatewayClient } from '../shared/transport';
 import { buildImageBody, readImageRequest } from './request';
 import type { ImageRequest } from './request';
-import { UNKNOWN_FILE, fileTypeFromHeader, imageAnswerProblem, isPageInsteadOfImage, planImages } from './response';
+import { UNKNOWN_FILE, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
 import type { ImageAnswer, PlannedImage } from './response';
 
 /** Links of one answer fetched side by side: they are temporary, but one item's batch is small. */
@@ -49,7 +49,7 @@ async function downloadImage(
 	const contentType = response.headers['content-type'];
 	let refused: NodeOperationError | undefined;
 	const refusePages = (sniffed: FileType | undefined) => {
-		if (sniffed || !isPageInsteadOfImage(contentType)) return;
+		if (sniffed || !isPageContentType(contentType)) return;
 		refused = new NodeOperationError(ctx.getNode(), `${what} failed: the link answered with ${String(contentType).split(';')[0]} instead of an image`, {
 			itemIndex,
 			description: 'The file host sent a page (often an error or login page) instead of the image. Check the link in the output.',
@@ -78,6 +78,8 @@ async function generateForItem(
 		itemIndex,
 		timeoutMs: GENERATION_TIMEOUT_MS,
 		what: 'Generating the images',
+		// Retried as usual (unlike a video submit): a lost answer leaves nothing to recover, so a
+		// retry costs no more than the re-run the user would otherwise make.
 	});
 	const problem = imageAnswerProblem(answer);
 	if (problem) throw new NodeOperationError(ctx.getNode(), `${problem} (item ${itemIndex})`, { itemIndex });

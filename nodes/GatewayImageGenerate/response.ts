@@ -94,11 +94,3 @@ export function fileTypeFromHeader(contentType: unknown): FileType {
 	const subtype = match[1].toLowerCase();
 	return { mimeType: `image/${subtype}`, extension: subtype === 'jpeg' ? 'jpg' : subtype.replace(/\+.*$/, '') };
 }
-
-/**
- * A text type on a link that should give an image: the host answered 200 with an error or login
- * page. Unknown binary types pass (a format we do not sniff is still a file).
- */
-export function isPageInsteadOfImage(contentType: unknown): boolean {
-	return /^(text\/|application\/(json|xml|xhtml\+xml|problem\+json)\b)/i.test(String(contentType ?? '').trim());
-}

@@ -13,12 +13,11 @@ import {
 	estimateImageCostUsd,
 	fileTypeFromHeader,
 	imageAnswerProblem,
-	isPageInsteadOfImage,
 	linkBaseName,
 	planImages,
 	stripDataUrlPrefix,
 } from '../../nodes/GatewayImageGenerate/response';
-import { streamToBinary } from '../../nodes/shared/binary';
+import { isPageContentType, streamToBinary } from '../../nodes/shared/binary';
 import { describeExpiredLink, isExpiredLinkStatus } from '../../nodes/shared/errors';
 import type { ByteStream } from '../../nodes/shared/transport';
 import { createExecuteContext } from '../helpers/executeContext';
@@ -241,7 +240,7 @@ describe('a page where an image should be', () => {
 		['binary/octet-stream', false],
 		[undefined, false],
 	])('%s is a page: %s', (contentType, page) => {
-		expect(isPageInsteadOfImage(contentType)).toBe(page);
+		expect(isPageContentType(contentType)).toBe(page);
 	});
 });
 
