@@ -161,6 +161,12 @@ export type TaskOutcome =
 export type PollDecision = { outcome: TaskOutcome } | { nextPollAt: number; state: WatchState };
 
 /**
+ * A poll due at the deadline still happens when the loop runs a little late (ticks gather tasks
+ * due within a second of each other), so Max Wait counts whole intervals.
+ */
+const DEADLINE_GRACE_MS = 1000;
+
+/**
  * After one poll at `tickAt`: finished, failed, given up, or the next poll's time. No poll is
  * planned past the deadline, so the loop never sleeps after the last poll.
  */
@@ -180,7 +186,7 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 		next = { ...state, failedPolls, failingSince };
 	}
 	const nextPollAt = tickAt + state.intervalMs;
-	if (nextPollAt > state.deadline) return { outcome: { kind: 'timeout', record: next.record, waitedMs: tickAt - state.submittedAt } };
+	if (nextPollAt > state.deadline + DEADLINE_GRACE_MS) return { outcome: { kind: 'timeout', record: next.record, waitedMs: tickAt - state.submittedAt } };
 	return { nextPollAt, state: next };
 }
 

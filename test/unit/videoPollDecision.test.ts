@@ -126,6 +126,9 @@ describe('decideAfterPoll', () => {
 		expect(decideAfterPoll(state, running, 25_000)).toMatchObject({ nextPollAt: 30_000 });
 		expect(decideAfterPoll(state, running, 30_000)).toEqual({ outcome: { kind: 'timeout', record: running.task, waitedMs: 30_000 } });
 		expect(decideAfterPoll({ ...state, deadline: 27_000 }, running, 25_000)).toMatchObject({ outcome: { kind: 'timeout', waitedMs: 25_000 } });
+		// a tick that ran a moment late still gets its last poll at the deadline
+		expect(decideAfterPoll(state, running, 25_300)).toMatchObject({ nextPollAt: 30_300 });
+		expect(decideAfterPoll(state, running, 26_100)).toMatchObject({ outcome: { kind: 'timeout' } });
 	});
 
 	it('counts passing failures, resets the count on an answer, and keeps the last known status', () => {
