@@ -7,6 +7,13 @@ module.exports = {
 	projects: [
 		{ ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
 		{ ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
-		{ ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+		{
+			...base,
+			displayName: 'e2e',
+			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+			// Runs every workflow once in a real n8n before the test files read the results.
+			globalSetup: '<rootDir>/test/e2e/globalSetup.js',
+			globalTeardown: '<rootDir>/test/e2e/globalTeardown.js',
+		},
 	],
 };
