@@ -89,6 +89,7 @@ export const videoGenerateProperties: INodeProperties[] = [
 		default: '1280x720',
 		placeholder: '1280x720',
 		description: 'Resolution as width x height, written like 1280x720 (landscape) or 720x1280 (portrait)',
+		hint: 'Sent as the gateway expects it: digits, an x, digits. Which sizes a model accepts is up to the gateway.',
 		displayOptions: showFor(SUBMITTING),
 	},
 	{
@@ -99,6 +100,7 @@ export const videoGenerateProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.task_id }}',
 		description: 'The task ID that the Submit or Generate operation returned (task_id)',
+		hint: 'Links to finished videos are temporary: Download asks the gateway for the current one',
 		displayOptions: showFor(BY_TASK_ID),
 	},
 	{

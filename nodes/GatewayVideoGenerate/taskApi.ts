@@ -86,9 +86,17 @@ function unreadableStatus(client: GatewayClient, taskId: string, itemIndex: numb
 
 /** A status request as the user's own call (Get Status, Download): with the transport's retries. */
 export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
-	const { task, problem } = await requestStatus(client, taskId, itemIndex, true);
-	if (!task) throw unreadableStatus(client, taskId, itemIndex, problem);
-	return task;
+	let answer: { task?: TaskRecord; problem?: string };
+	try {
+		answer = await requestStatus(client, taskId, itemIndex, true);
+	} catch (error) {
+		const failure = asNodeError(client.node, error, itemIndex);
+		if (!failure.message.includes(taskId)) failure.message = `Checking video task ${taskId} failed: ${failure.message}`;
+		if (statusOf(failure) === 404) failure.description = 'The gateway does not know this task ID. Check it: it is the task_id that Submit or Generate returned.';
+		throw failure;
+	}
+	if (!answer.task) throw unreadableStatus(client, taskId, itemIndex, answer.problem);
+	return answer.task;
 }
 
 /** A poll of the wait loop: one attempt, and whether its failure is a passing one. */

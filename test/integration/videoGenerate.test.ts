@@ -319,7 +319,8 @@ describe('submit, get status, download', () => {
 
 	it('names an unknown task id and refuses an empty one before any request', async () => {
 		const error = await runError({ operation: 'getStatus', taskId: 'task_doesnotexist' });
-		expect(error.message).toContain('HTTP 404');
+		expect(error.message).toBe('Checking video task task_doesnotexist failed: Not found (HTTP 404): "task_not_exist" (code task_not_exist)');
+		expect(error.description).toContain('does not know this task ID');
 		gateway.reset();
 		expect((await runError({ operation: 'download', taskId: ' ' })).message).toBe('"Task ID" must not be empty (item 0)');
 		expect(gateway.requests).toHaveLength(0);
