@@ -169,9 +169,12 @@ async function install(dir, version, log) {
 	fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
 	const logFile = path.join(dir, 'install.log');
 	const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-	// A user-level nodedir (e.g. Node 20's headers in ~/.npmrc) would build add-ons for the wrong Node.
-	const env = { ...process.env, npm_config_nodedir: undefined };
-	delete env.npm_config_nodedir;
+	// Started from `npm test`, we inherit the project's npm settings as npm_* variables: its
+	// ignore-scripts=true would turn `npm rebuild` into a silent no-op, its local prefix would aim
+	// npm at the repository. A user-level nodedir (Node 20's headers) would build for the wrong Node.
+	const env = Object.fromEntries(
+		Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'INIT_CWD'),
+	);
 
 	const step1 = `installing n8n ${version} (first run only, ~5 min)`;
 	log(`${step1} into ${dir}; log: ${logFile}`);
@@ -195,7 +198,10 @@ async function install(dir, version, log) {
 	for (const addon of quirks.rebuild) {
 		const step = `building ${addon}`;
 		log(`${step} (${elapsed()} so far)`);
-		await run(npm, ['rebuild', addon, '--loglevel=warn'], { cwd: dir, env: rebuildEnv, logFile, step, log });
+		// --ignore-scripts=false: the build is the add-on's install script; a project or user
+		// .npmrc with ignore-scripts=true would skip it and still report success.
+		const args = ['rebuild', addon, '--ignore-scripts=false', '--loglevel=warn'];
+		await run(npm, args, { cwd: dir, env: rebuildEnv, logFile, step, log });
 		// Load it with the Node that will run n8n, so a wrong ABI shows here, not in a test.
 		await run(rt.nodeBin, ['-e', `require(${JSON.stringify(addon)})`], {
 			cwd: dir,
