@@ -1,0 +1,88 @@
+// What the e2e suite, `npm run demo`, `npm run dev` and the screenshots share: the workflow files
+// to load, the gateway they talk to (the loopback one, or a real one from the environment) and
+// the `gatewayApi` credential the example workflows reference by id.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const crypto = require('node:crypto');
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+// examples/*.json reference this credential id; whoever runs them imports a credential under it.
+const EXAMPLE_CREDENTIAL = { id: 'mgwE2eCred01', name: 'Model Gateway (loopback)' };
+
+/**
+ * Every `*.json` workflow in `dirs` (relative to `root`), sorted by file name within each folder.
+ * `only`: comma-separated parts; keeps workflows whose file path, id or name contains one.
+ * @returns {{ files: Record<string, string>, workflows: object[] }} files: relative path -> workflow id
+ */
+function collectWorkflows({ dirs, root = REPO_ROOT, only = '' }) {
+	const filters = only
+		.split(',')
+		.map((s) => s.trim())
+		.filter(Boolean);
+	const files = {};
+	const byId = {};
+	const workflows = [];
+	for (const dir of dirs) {
+		const abs = path.join(root, dir);
+		if (!fs.existsSync(abs)) continue;
+		for (const name of fs.readdirSync(abs).filter((n) => n.endsWith('.json')).sort()) {
+			const rel = path.join(dir, name);
+			const wf = JSON.parse(fs.readFileSync(path.join(root, rel), 'utf8'));
+			if (byId[wf.id]) throw new Error(`${rel} and ${byId[wf.id]} share the workflow id ${wf.id}`);
+			byId[wf.id] = rel;
+			if (filters.length && !filters.some((f) => rel.includes(f) || wf.id === f || (wf.name || '').includes(f))) continue;
+			files[rel] = wf.id;
+			workflows.push(wf);
+		}
+	}
+	if (!workflows.length) throw new Error(`no workflow to run in ${dirs.join(', ')}${only ? ` matching "${only}"` : ''}`);
+	return { files, workflows };
+}
+
+/** A credential record for headless.js's importData (n8n encrypts `data` on import). */
+function gatewayCredential({ id, name }, { apiKey, baseUrl, groupMultiplier = 1 }) {
+	return { id, name, type: 'gatewayApi', data: { apiKey, baseUrl, groupMultiplier } };
+}
+
+/**
+ * The gateway to run against: a real one when GATEWAY_BASE_URL and GATEWAY_API_KEY are set,
+ * otherwise the loopback gateway of test/gateway, started here (`close()` stops it).
+ * `label` says which, without the key.
+ * @returns {Promise<{ real: boolean, baseUrl: string, apiKey: string, groupMultiplier: number, label: string, close(): Promise<void> }>}
+ */
+async function startGatewayTarget({ env = process.env, loopbackOptions = {} } = {}) {
+	const baseUrl = (env.GATEWAY_BASE_URL || '').trim();
+	const apiKey = (env.GATEWAY_API_KEY || '').trim();
+	if (baseUrl || apiKey) {
+		if (!baseUrl || !apiKey) {
+			throw new Error('set both GATEWAY_BASE_URL and GATEWAY_API_KEY to use a real gateway, or neither for the loopback one');
+		}
+		const groupMultiplier = env.GATEWAY_GROUP_MULTIPLIER ? Number(env.GATEWAY_GROUP_MULTIPLIER) : 1;
+		if (!(groupMultiplier > 0)) throw new Error(`GATEWAY_GROUP_MULTIPLIER must be a positive number, got ${env.GATEWAY_GROUP_MULTIPLIER}`);
+		return {
+			real: true,
+			baseUrl,
+			apiKey,
+			groupMultiplier,
+			label: `the gateway at ${baseUrl} (GATEWAY_BASE_URL; key from GATEWAY_API_KEY)`,
+			close: async () => {},
+		};
+	}
+	const { startGateway } = require('../../test/gateway');
+	const gateway = await startGateway(loopbackOptions);
+	return {
+		real: false,
+		baseUrl: gateway.baseUrl,
+		// The loopback gateway takes any well-formed key except the sk-invalid…/sk-noquota… ones.
+		apiKey: `sk-loopback-${crypto.randomBytes(8).toString('hex')}`,
+		groupMultiplier: 1,
+		label: `the bundled loopback gateway at ${gateway.baseUrl} (test/gateway; set GATEWAY_BASE_URL and GATEWAY_API_KEY for a real one)`,
+		gateway,
+		close: () => gateway.close(),
+	};
+}
+
+module.exports = { REPO_ROOT, EXAMPLE_CREDENTIAL, collectWorkflows, gatewayCredential, startGatewayTarget };
