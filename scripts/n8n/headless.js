@@ -366,7 +366,7 @@ function waitForHttp(url, timeoutMs, isAlive) {
  * Starts n8n as a server (editor UI + REST) on 127.0.0.1, for `npm run dev`-style use and
  * screenshots. Credentials and workflows are imported first. `owner` ({ email, firstName, lastName,
  * password }) creates the instance owner, so the UI opens signed in with the returned `cookie`.
- * @returns {Promise<{ url: string, cookie?: string, userFolder: string, logFile: string, stop(): Promise<void> }>}
+ * @returns {Promise<{ url: string, cookie?: string, userFolder: string, logFile: string, exited: Promise<object>, stop(): Promise<void> }>}
  */
 async function startServer({
 	runtime,
@@ -389,7 +389,12 @@ async function startServer({
 	const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'start'], { cwd: prepared.userFolder, env: fullEnv, stdio: ['ignore', out, out] });
 	fs.closeSync(out);
 	let alive = true;
-	const exited = new Promise((r) => child.on('exit', () => r((alive = false))));
+	const exited = new Promise((resolve) =>
+		child.on('exit', (code, signal) => {
+			alive = false;
+			resolve({ code, signal });
+		}),
+	);
 	const url = `http://127.0.0.1:${ports.n8n}`;
 	try {
 		// /healthz answers 200 while n8n still serves "starting up"; readiness waits for the real app.
@@ -407,7 +412,10 @@ async function startServer({
 			headers: { 'content-type': 'application/json' },
 			body: JSON.stringify(owner),
 		});
-		if (!res.ok) throw new Error(`owner setup failed: HTTP ${res.status} ${await res.text()}`);
+		if (!res.ok) {
+			child.kill('SIGKILL');
+			throw new Error(`owner setup failed: HTTP ${res.status} ${await res.text()}`);
+		}
 		cookie = (res.headers.get('set-cookie') || '').split(';')[0];
 	}
 	return {
@@ -415,6 +423,8 @@ async function startServer({
 		cookie,
 		userFolder: prepared.userFolder,
 		logFile,
+		/** Resolves with { code, signal } when n8n exits, whether stopped or not. */
+		exited,
 		async stop() {
 			if (!alive) return;
 			child.kill('SIGTERM');
