@@ -86,17 +86,20 @@ export class ChatCompletionStream implements ReplyStream<ChatCompletion> {
 		}
 		const chunk = eventJson(event);
 		if (event.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw GatewayReplyError.from(chunk);
-		for (const key of ['id', 'created', 'model', 'system_fingerprint']) {
-			if (chunk[key] !== undefined && chunk[key] !== null) this.head[key] = chunk[key];
-		}
+		// Named one by one rather than looped over by key: this runs once per event of the stream.
+		if (chunk.id !== undefined && chunk.id !== null) this.head.id = chunk.id;
+		if (chunk.created !== undefined && chunk.created !== null) this.head.created = chunk.created;
+		if (chunk.model !== undefined && chunk.model !== null) this.head.model = chunk.model;
+		if (chunk.system_fingerprint !== undefined && chunk.system_fingerprint !== null) this.head.system_fingerprint = chunk.system_fingerprint;
 		if (chunk.usage && typeof chunk.usage === 'object') this.usage = chunk.usage as IDataObject;
 		let text: string | undefined;
 		for (const choice of (Array.isArray(chunk.choices) ? chunk.choices : []) as IDataObject[]) {
-			const parts = this.choiceParts(Number(choice.index ?? 0));
+			const index = Number(choice.index ?? 0);
+			const parts = this.choiceParts(index);
 			const delta = (choice.delta ?? {}) as IDataObject;
 			if (typeof delta.content === 'string' && delta.content !== '') {
 				parts.content.push(delta.content);
-				if (Number(choice.index ?? 0) === 0) text = text === undefined ? delta.content : text + delta.content;
+				if (index === 0) text = text === undefined ? delta.content : text + delta.content;
 			}
 			const reasoning = delta.reasoning_content ?? delta.reasoning;
 			if (typeof reasoning === 'string' && reasoning !== '') parts.reasoning.push(reasoning);

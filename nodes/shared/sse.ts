@@ -22,13 +22,27 @@ const LF = 10;
 const COLON = 58;
 const SPACE = 32;
 
+/** Whether the line `text[start, end)` is the field `name`: the name, then a colon or the line end. */
+function isField(text: string, start: number, end: number, name: string): boolean {
+	const after = start + name.length;
+	return after <= end && text.startsWith(name, start) && (after === end || text.charCodeAt(after) === COLON);
+}
+
+/** The value of a field whose name ends at `nameEnd`: after the colon and one optional space. */
+function fieldValue(text: string, nameEnd: number, end: number): string {
+	let from = nameEnd + 1;
+	if (from < end && text.charCodeAt(from) === SPACE) from++;
+	return from < end ? text.slice(from, end) : '';
+}
+
 /** The incremental parser: feed it decoded text in any pieces, get the finished events. */
 export class ServerSentEventParser {
 	/** Pieces of the line whose end has not arrived yet. */
 	private openLine: string[] = [];
 	/** The last chunk ended in CR: an LF starting the next chunk belongs to that line end. */
 	private pendingCrLf = false;
-	private dataLines: string[] = [];
+	/** The event's `data:` lines so far, joined with `\n`; undefined before the first. */
+	private data: string | undefined;
 	private eventName = '';
 	private lastEventId: string | undefined;
 
@@ -58,13 +72,15 @@ export class ServerSentEventParser {
 				lineEnd = nextLf;
 				nextStart = nextLf + 1;
 			}
-			let line = text.slice(start, lineEnd);
 			if (this.openLine.length > 0) {
-				this.openLine.push(line);
-				line = this.openLine.join('');
+				this.openLine.push(text.slice(start, lineEnd));
+				const line = this.openLine.join('');
 				this.openLine = [];
+				this.takeLine(line, 0, line.length, out);
+			} else {
+				// A line inside this chunk is read in place: only its value becomes a string.
+				this.takeLine(text, start, lineEnd, out);
 			}
-			this.takeLine(line, out);
 			start = nextStart;
 			if (nextLf !== -1 && nextLf < start) nextLf = text.indexOf('\n', start);
 			if (nextCr !== -1 && nextCr < start) nextCr = text.indexOf('\r', start);
@@ -85,39 +101,32 @@ export class ServerSentEventParser {
 		return out;
 	}
 
-	private takeLine(line: string, out: ServerSentEvent[]): void {
-		if (line.length === 0) {
+	/** The line `text[start, end)`. Only the fields that matter are looked for, so nothing scans past the line. */
+	private takeLine(text: string, start: number, end: number, out: ServerSentEvent[]): void {
+		if (start === end) {
 			this.dispatch(out);
 			return;
 		}
-		if (line.charCodeAt(0) === COLON) return; // a comment or keep-alive
-		const colon = line.indexOf(':');
-		const field = colon === -1 ? line : line.slice(0, colon);
-		let value = '';
-		if (colon !== -1) value = line.charCodeAt(colon + 1) === SPACE ? line.slice(colon + 2) : line.slice(colon + 1);
-		switch (field) {
-			case 'data':
-				this.dataLines.push(value);
-				break;
-			case 'event':
-				this.eventName = value;
-				break;
-			case 'id':
-				if (!value.includes('\0')) this.lastEventId = value;
-				break;
-			default:
-				// `retry:` and unknown fields mean nothing to a one-shot reader.
-				break;
+		if (text.charCodeAt(start) === COLON) return; // a comment or keep-alive
+		if (isField(text, start, end, 'data')) {
+			const value = fieldValue(text, start + 4, end);
+			this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+		} else if (isField(text, start, end, 'event')) {
+			this.eventName = fieldValue(text, start + 5, end);
+		} else if (isField(text, start, end, 'id')) {
+			const value = fieldValue(text, start + 2, end);
+			if (!value.includes('\0')) this.lastEventId = value;
 		}
+		// `retry:` and unknown fields mean nothing to a one-shot reader.
 	}
 
 	private dispatch(out: ServerSentEvent[]): void {
-		const lines = this.dataLines;
+		const data = this.data;
 		const event = this.eventName || 'message';
-		this.dataLines = [];
+		this.data = undefined;
 		this.eventName = '';
-		if (lines.length === 0) return; // an event without data is not dispatched
-		const parsed: ServerSentEvent = { event, data: lines.length === 1 ? lines[0] : lines.join('\n') };
+		if (data === undefined) return; // an event without data is not dispatched
+		const parsed: ServerSentEvent = { event, data };
 		if (this.lastEventId !== undefined) parsed.id = this.lastEventId;
 		out.push(parsed);
 	}
