@@ -1,6 +1,8 @@
 'use strict';
 // POST /v1/chat/completions in the OpenAI format, as new-api relays it. The reply echoes the
 // input so tests can assert it: "[<system>] Echo from <model>: <last user message>".
+// With `tools` offered, `[call:<tool> {json args}]` in the last user message makes the reply a
+// tool call, and the turn after the tool results echoes them (see README.md, "Tool calls").
 const { sendJson } = require('./http');
 const { invalidRequest } = require('./errors');
 const { requireModel } = require('./models');
@@ -76,7 +78,68 @@ function validate(ctx, body) {
 	}
 	checkNumber(ctx, body, 'temperature', 0, 2);
 	checkNumber(ctx, body, 'top_p', 0, 1);
+	if (body.tools !== undefined && (!Array.isArray(body.tools) || !body.tools.every((t) => typeof t?.function?.name === 'string'))) {
+		throw invalidRequest(ctx, 'tools must be an array of {type:"function", function:{name, parameters}}', { param: 'tools' });
+	}
 	return { model, maxTokens: maxTokensOf(ctx, body, model), stops: stopsOf(ctx, body.stop) };
+}
+
+const CALL_WORD = /\[call:([A-Za-z0-9_-]+)\s*/g;
+
+/** The arguments object starting at `from`: the shortest `{…}` that parses and is followed by `]`. */
+function callArguments(text, from) {
+	for (let end = text.indexOf('}', from); end !== -1; end = text.indexOf('}', end + 1)) {
+		if (!/^\s*\]/.test(text.slice(end + 1))) continue;
+		try {
+			const args = JSON.parse(text.slice(from, end + 1));
+			if (args && typeof args === 'object' && !Array.isArray(args)) return args;
+		} catch {
+			// not yet the whole object: a `}` inside it
+		}
+	}
+	return null;
+}
+
+/**
+ * The tool calls the last user message asks for with `[call:<name> {args}]` (args optional), when
+ * the request offers tools and no tool result has come back since that message. A name the
+ * request does not offer is a 400, so a test with a misnamed tool fails loudly.
+ */
+function requestedToolCalls(ctx, body) {
+	if (!body.tools?.length) return [];
+	const { messages } = body;
+	const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+	if (lastUser < 0 || messages.slice(lastUser + 1).some((m) => m.role === 'tool')) return [];
+	const text = contentText(messages[lastUser].content);
+	const offered = body.tools.map((t) => t.function.name);
+	const calls = [];
+	for (const match of text.matchAll(CALL_WORD)) {
+		const [, name] = match;
+		const at = match.index + match[0].length;
+		const args = text[at] === ']' ? {} : callArguments(text, at);
+		if (!args) throw invalidRequest(ctx, `[call:${name} …] needs a JSON object of arguments and a closing ]`, { param: 'messages' });
+		if (!offered.includes(name)) {
+			throw invalidRequest(ctx, `[call:${name}] names a tool the request does not offer (offered: ${offered.join(', ')})`, { param: 'tools' });
+		}
+		calls.push({ id: `call_${randomHex(12)}`, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+	}
+	return calls;
+}
+
+/** The results of the tool calls since the last user message, as "<tool>: <content>". */
+function toolResults(messages) {
+	const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+	const names = new Map();
+	const results = [];
+	for (const m of messages.slice(lastUser + 1)) {
+		for (const call of m.tool_calls ?? []) names.set(call.id, call.function?.name);
+		if (m.role === 'tool') results.push(`${names.get(m.tool_call_id) ?? m.tool_call_id}: ${contentText(m.content)}`);
+	}
+	return results;
+}
+
+function promptTokensOf(messages) {
+	return messages.reduce((sum, m) => sum + 3 + countTokens(contentText(m.content)), 0);
 }
 
 /** The deterministic answer: text, reasoning, finish reason and usage. */
@@ -90,9 +153,11 @@ function compose(body, { model, maxTokens, stops }) {
 	const effort = body.reasoning_effort;
 	const thinks = model.alwaysThinks || (effort !== undefined && effort !== 'none');
 	const reasoning = thinks ? `Reasoning with ${effort ?? 'adaptive'} effort about: ${lastUser}` : '';
-	const stopped = applyStop(`${system ? `[${system}] ` : ''}Echo from ${model.id}: ${lastUser}`, stops);
+	const results = toolResults(messages);
+	const echo = results.length ? `Echo from ${model.id} with tool results: ${results.join(' | ')}` : `Echo from ${model.id}: ${lastUser}`;
+	const stopped = applyStop(`${system ? `[${system}] ` : ''}${echo}`, stops);
 	const out = fitOutput(reasoning, stopped.text, maxTokens);
-	const promptTokens = messages.reduce((sum, m) => sum + 3 + countTokens(contentText(m.content)), 0);
+	const promptTokens = promptTokensOf(messages);
 	return {
 		text: out.text,
 		reasoning: out.thinking,
@@ -133,14 +198,38 @@ function streamAnswer(ctx, head, answer, conversation) {
 	return streamFrames(ctx.res, frames, interrupt);
 }
 
+/** An assistant turn that only calls tools, streamed or not. */
+function answerToolCalls(ctx, body, head, calls) {
+	const promptTokens = promptTokensOf(body.messages);
+	const completionTokens = calls.reduce((sum, c) => sum + 1 + countTokens(c.function.arguments), 0);
+	const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+	if (body.stream) {
+		const chunk = (delta, finishReason = null) =>
+			dataFrame({ ...head('chat.completion.chunk'), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+		return streamFrames(ctx.res, [
+			chunk({ role: 'assistant', content: null, tool_calls: calls.map((call, index) => ({ index, ...call })) }),
+			chunk({}, 'tool_calls'),
+			dataFrame({ ...head('chat.completion.chunk'), choices: [], usage }),
+			dataFrame('[DONE]'),
+		]);
+	}
+	sendJson(ctx.res, 200, {
+		...head('chat.completion'),
+		choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, logprobs: null, finish_reason: 'tool_calls' }],
+		usage,
+	});
+}
+
 async function complete(ctx) {
 	const body = ctx.json();
 	const checked = validate(ctx, body);
 	const conversation = body.messages.map((m) => contentText(m.content)).join('\n');
 	if (rateLimitOnce(ctx, conversation)) return;
-	const answer = compose(body, checked);
 	const id = `chatcmpl-${randomHex(12)}`;
 	const head = (object) => ({ id, object, created: unixNow(), model: checked.model.id });
+	const calls = requestedToolCalls(ctx, body);
+	if (calls.length) return answerToolCalls(ctx, body, head, calls);
+	const answer = compose(body, checked);
 	if (body.stream) return streamAnswer(ctx, head('chat.completion.chunk'), answer, conversation);
 	const message = { role: 'assistant', content: answer.text };
 	if (answer.reasoning) message.reasoning_content = answer.reasoning;
