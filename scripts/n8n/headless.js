@@ -90,8 +90,11 @@ function prepareUserFolder({ runtime, packageDir = REPO_ROOT, userFolder } = {})
 	return { userFolder, n8nFolder, packageCopy };
 }
 
-/** The environment of every n8n command on `userFolder`; ports are per run so runs can overlap. */
-function n8nEnv({ userFolder, ports, env = {} }) {
+/**
+ * The environment of every n8n command on `userFolder`; ports are per run so runs can overlap.
+ * `runtime.env` (what this n8n version needs, from runtime.js) comes before the caller's `env`.
+ */
+function n8nEnv({ userFolder, ports, runtime = {}, env = {} }) {
 	const base = { ...process.env };
 	// What a parent test runner sets does not belong in n8n: under jest NODE_ENV is "test", which
 	// makes n8n refuse to load nodes and silence its log; NODE_OPTIONS may carry loader hooks.
@@ -116,6 +119,7 @@ function n8nEnv({ userFolder, ports, env = {} }) {
 		N8N_SECURE_COOKIE: 'false',
 		DB_TYPE: 'sqlite',
 		EXTERNAL_HOOK_FILES: HOOK_FILE,
+		...runtime.env,
 		...env,
 	};
 }
@@ -179,6 +183,9 @@ function nodeRun(task, nodeName) {
 		startTime: task.startTime,
 	};
 	if (outputs.length > 1) run.outputs = outputs;
+	// Sub-nodes (chat models, nodes in tool form): what they gave and got on their AI connection.
+	if (task.connectionOutputs) run.connectionOutputs = task.connectionOutputs;
+	if (task.inputOverride) run.inputOverride = task.inputOverride;
 	if (task.error) run.error = { ...task.error, node: task.error.node || nodeName };
 	return run;
 }
@@ -274,7 +281,7 @@ async function runWorkflows({
 	const ports = { n8n: await freePort(), broker: await freePort() };
 	const resultsDir = path.join(prepared.userFolder, 'results');
 	fs.mkdirSync(resultsDir);
-	const fullEnv = n8nEnv({ userFolder: prepared.userFolder, ports, env: { MGW_N8N_RESULTS_DIR: resultsDir, ...env } });
+	const fullEnv = n8nEnv({ userFolder: prepared.userFolder, ports, runtime, env: { MGW_N8N_RESULTS_DIR: resultsDir, ...env } });
 	const logFile = path.join(prepared.userFolder, 'n8n.log');
 	try {
 		log(`importing ${credentials.length} credential(s) and ${workflows.length} workflow(s)`);
@@ -381,7 +388,7 @@ async function startServer({
 }) {
 	const prepared = prepareUserFolder({ runtime, packageDir, userFolder });
 	const ports = { n8n: port || (await freePort()), broker: await freePort() };
-	const fullEnv = n8nEnv({ userFolder: prepared.userFolder, ports, env });
+	const fullEnv = n8nEnv({ userFolder: prepared.userFolder, ports, runtime, env });
 	delete fullEnv.EXTERNAL_HOOK_FILES;
 	const logFile = path.join(prepared.userFolder, 'n8n.log');
 	await importData({ runtime, env: fullEnv, credentials, workflows, logFile, log });

@@ -58,10 +58,9 @@ async function inlineBinary(binary) {
 	return out;
 }
 
-async function cleanTask(task) {
-	const main = task.data?.main;
-	const outputs = [];
-	for (const output of Array.isArray(main) ? main : []) {
+async function cleanOutputs(outputs) {
+	const cleaned = [];
+	for (const output of Array.isArray(outputs) ? outputs : []) {
 		const items = [];
 		for (const item of output || []) {
 			const copy = { ...item };
@@ -72,17 +71,31 @@ async function cleanTask(task) {
 			}
 			items.push(copy);
 		}
-		outputs.push(output === null ? null : items);
+		cleaned.push(output === null ? null : items);
 	}
-	return {
+	return cleaned;
+}
+
+async function cleanTask(task) {
+	const cleaned = {
 		startTime: task.startTime,
 		executionTime: task.executionTime,
 		executionStatus: task.executionStatus,
 		error: task.error ? serializeError(task.error) : undefined,
 		hints: task.hints,
 		source: task.source,
-		outputs,
+		outputs: await cleanOutputs(task.data?.main),
 	};
+	// Sub-nodes (a chat model, a node in tool form) report on their AI connection (`ai_tool`,
+	// `ai_languageModel`…) instead of `main`, and what the agent handed them in `inputOverride`.
+	for (const [type, outputs] of Object.entries(task.data || {})) {
+		if (type !== 'main') (cleaned.connectionOutputs ||= {})[type] = await cleanOutputs(outputs);
+	}
+	if (task.inputOverride) {
+		cleaned.inputOverride = {};
+		for (const [type, inputs] of Object.entries(task.inputOverride)) cleaned.inputOverride[type] = await cleanOutputs(inputs);
+	}
+	return cleaned;
 }
 
 async function postExecute(fullRunData, workflowData, executionId) {

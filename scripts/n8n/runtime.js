@@ -12,7 +12,10 @@ const path = require('node:path');
 
 const { spawnLogged, stepFailed } = require('./proc');
 
-const DEFAULT_VERSION = '2.41.1';
+// The n8n versions the e2e suite runs on, one per release line: the current 2.x (on the Node
+// binary installed beside it) and the newest 1.x that installs here (on the machine's Node 20).
+const TESTED_VERSIONS = { n8n2: '2.41.1', n8n1: '1.123.81' };
+const DEFAULT_VERSION = TESTED_VERSIONS.n8n2;
 const MARKER = '.runtime-complete.json';
 const LOCK_STALE_MS = 30 * 60 * 1000;
 
@@ -21,9 +24,18 @@ const LOCK_STALE_MS = 30 * 60 * 1000;
 //   nodePackage: npm package shipping the Node binary n8n needs (null = the Node running this script)
 //   overrides:   npm overrides that make the dependency tree installable
 //   rebuild:     native add-ons to compile (the install runs with --ignore-scripts)
+//   env:         environment every n8n command of this version needs
 const QUIRKS = {
-	// n8n 1.x runs on Node 20, the machine's own Node.
-	'1.': { nodePackage: null, overrides: {}, rebuild: ['sqlite3'] },
+	// n8n 1.x runs on Node 20, the machine's own Node. Its n8n-nodes-base takes xlsx as a tarball
+	// from cdn.sheetjs.com, which is not reachable here; @e965/xlsx is the same code on npm
+	// (the package n8n 2.x switched to). Late 1.x evaluates expressions in isolated-vm by default,
+	// whose 6.x needs Node >= 22: the legacy engine (all earlier 1.x) runs on Node 20.
+	'1.': {
+		nodePackage: null,
+		overrides: { xlsx: 'npm:@e965/xlsx@0.20.2' },
+		rebuild: ['sqlite3'],
+		env: { N8N_EXPRESSION_ENGINE: 'legacy' },
+	},
 	// n8n 2.x needs Node >= 24. The pinned build is the one the e2e suite was verified with.
 	'2.': { nodePackage: { prefix: 'node', version: '24.21.0' }, overrides: {}, rebuild: ['sqlite3'] },
 	// linkedom 0.18.13+ (pulled in by 2.41.x) does not install here; 0.18.12 does.
@@ -62,7 +74,7 @@ function describe(dir, version) {
 	} catch {
 		// not installed yet; the default above is where npm hoists it
 	}
-	return { nodeBin, n8nBin: path.join(n8nDir, 'bin', 'n8n'), n8nWorkflowDir, version, dir };
+	return { nodeBin, n8nBin: path.join(n8nDir, 'bin', 'n8n'), n8nWorkflowDir, version, dir, env: quirks.env || {} };
 }
 
 function readMarker(dir) {
@@ -224,7 +236,7 @@ async function install(dir, version, log) {
 
 /**
  * Makes sure n8n `version` is installed in `dir` and returns where its pieces are.
- * @returns {Promise<{nodeBin: string, n8nBin: string, n8nWorkflowDir: string, version: string, dir: string}>}
+ * @returns {Promise<{nodeBin: string, n8nBin: string, n8nWorkflowDir: string, version: string, dir: string, env: Record<string, string>}>}
  */
 async function ensureRuntime({
 	version = process.env.N8N_RUNTIME_VERSION || DEFAULT_VERSION,
@@ -241,7 +253,7 @@ async function ensureRuntime({
 	return describe(dir, version);
 }
 
-module.exports = { ensureRuntime, defaultDir, quirksFor, DEFAULT_VERSION };
+module.exports = { ensureRuntime, defaultDir, quirksFor, DEFAULT_VERSION, TESTED_VERSIONS };
 
 if (require.main === module) {
 	const args = process.argv.slice(2);
