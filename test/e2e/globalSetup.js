@@ -1,6 +1,7 @@
-// Jest globalSetup of the e2e project: runs every workflow once, in one real n8n, before the test
-// files read the results (test/e2e/harness.ts). Builds nothing: `npm test` builds first.
-// Env: E2E_ONLY, E2E_CONCURRENCY, E2E_BINARY_DATA_MODE, N8N_RUNTIME_DIR, N8N_RUNTIME_VERSION (README.md).
+// Jest globalSetup of the e2e projects (one per n8n line, e2e-n8n2 and e2e-n8n1, sharing this
+// file, so jest runs it once): runs every workflow once in each n8n line, before the test files
+// read the results (test/e2e/harness.ts). Builds nothing: `npm test` builds first.
+// Env: E2E_N8N_LINES, E2E_ONLY, E2E_CONCURRENCY, E2E_BINARY_DATA_MODE, E2E_OUT_DIR (README.md).
 'use strict';
 
 const fs = require('node:fs');
@@ -8,84 +9,47 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 
 const { startGateway } = require('../gateway');
-const { ensureRuntime } = require('../../scripts/n8n/runtime');
+const { ensureRuntime, defaultDir } = require('../../scripts/n8n/runtime');
 const { runWorkflows } = require('../../scripts/n8n/headless');
-const { RESULTS_FILE, OUT_DIR, CREDENTIALS, ROOT } = require('./paths');
+const { collectWorkflows, gatewayCredential } = require('../../scripts/n8n/workflowSet');
+const { CREDENTIALS, OPENAI_CREDENTIAL, ROOT, TESTED_VERSIONS, lineDir, resultsFile, selectedLines } = require('./paths');
 
 const WORKFLOW_DIRS = ['examples', path.join('test', 'e2e', 'workflows')];
 
 const log = (msg) => process.stderr.write(`[e2e] ${msg}\n`);
 
-function collectWorkflows() {
-	const filters = (process.env.E2E_ONLY || '')
-		.split(',')
-		.map((s) => s.trim())
-		.filter(Boolean);
-	const files = {};
-	const byId = {};
-	const workflows = [];
-	for (const dir of WORKFLOW_DIRS) {
-		const abs = path.join(ROOT, dir);
-		if (!fs.existsSync(abs)) continue;
-		for (const name of fs.readdirSync(abs).filter((n) => n.endsWith('.json')).sort()) {
-			const rel = path.join(dir, name);
-			const wf = JSON.parse(fs.readFileSync(path.join(ROOT, rel), 'utf8'));
-			if (byId[wf.id]) throw new Error(`${rel} and ${byId[wf.id]} share the workflow id ${wf.id}`);
-			byId[wf.id] = rel;
-			// E2E_ONLY matches a file path, a workflow id or a workflow name.
-			if (filters.length && !filters.some((f) => rel.includes(f) || wf.id === f || (wf.name || '').includes(f))) continue;
-			files[rel] = wf.id;
-			workflows.push(wf);
-		}
-	}
-	if (!workflows.length) throw new Error(`no workflow to run (E2E_ONLY=${process.env.E2E_ONLY || ''})`);
-	return { files, workflows };
-}
-
-module.exports = async function globalSetup() {
-	const started = Date.now();
-	// A stale results file must never pass for this run's.
-	fs.rmSync(RESULTS_FILE, { force: true });
-	fs.mkdirSync(OUT_DIR, { recursive: true });
-	const { files, workflows } = collectWorkflows();
-
-	const runtime = await ensureRuntime({ log });
-	const installMs = Date.now() - started;
-
-	const gateway = await startGateway();
-	globalThis.__MGW_E2E_GATEWAY__ = gateway;
+/** The credentials of one run: ours (a good and a refused key) and OpenAI's, both at `gateway`. */
+function credentialsFor(gateway) {
 	const keys = {
 		good: `sk-e2e-${crypto.randomBytes(8).toString('hex')}`,
 		bad: `sk-invalid-${crypto.randomBytes(8).toString('hex')}`, // refused by the gateway (401)
 	};
-	const credentials = Object.keys(CREDENTIALS).map((which) => ({
-		...CREDENTIALS[which],
-		type: 'gatewayApi',
-		data: { apiKey: keys[which], baseUrl: gateway.baseUrl, groupMultiplier: 1 },
-	}));
+	const records = Object.keys(CREDENTIALS).map((which) => gatewayCredential(CREDENTIALS[which], { apiKey: keys[which], baseUrl: gateway.baseUrl }));
+	// n8n's OpenAI chat model sends OpenAI's wire format, which the loopback gateway speaks under /v1.
+	records.push({ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey: keys.good, url: `${gateway.baseUrl}/v1` } });
+	return { keys, records };
+}
 
+/** Runs the workflows in one n8n line against a gateway of its own, and writes the line's results file. */
+async function runLine(line, { runtime, installMs, files, workflows }) {
+	const started = Date.now();
+	const gateway = await startGateway();
+	globalThis.__MGW_E2E_GATEWAYS__.push(gateway);
+	const { keys, records } = credentialsFor(gateway);
 	const env = {};
 	if (process.env.E2E_BINARY_DATA_MODE) env.N8N_DEFAULT_BINARY_DATA_MODE = process.env.E2E_BINARY_DATA_MODE;
-	log(`running ${workflows.length} workflow(s) in n8n ${runtime.version} against the gateway at ${gateway.baseUrl}`);
-	let results;
-	try {
-		results = await runWorkflows({
-			runtime,
-			credentials,
-			workflows,
-			env,
-			userFolder: path.join(OUT_DIR, 'user'), // kept after the run: n8n.log, database, raw results
-			concurrency: Number(process.env.E2E_CONCURRENCY) || undefined,
-			log,
-		});
-	} catch (error) {
-		// jest skips globalTeardown when globalSetup throws; an open server would keep it alive.
-		delete globalThis.__MGW_E2E_GATEWAY__;
-		await gateway.close();
-		throw error;
-	}
-
+	log(`running ${workflows.length} workflow(s) in n8n ${runtime.version} (${line}) against the gateway at ${gateway.baseUrl}`);
+	const results = await runWorkflows({
+		runtime,
+		credentials: records,
+		workflows,
+		env,
+		userFolder: path.join(lineDir(line), 'user'), // kept after the run: n8n.log, database, raw results
+		concurrency: Number(process.env.E2E_CONCURRENCY) || undefined,
+		log,
+	});
 	const run = {
+		line,
 		n8nVersion: runtime.version,
 		createdAt: new Date().toISOString(),
 		timing: { installMs, setupMs: results.meta.setupMs, batchMs: results.meta.batchMs, totalMs: Date.now() - started },
@@ -97,7 +61,41 @@ module.exports = async function globalSetup() {
 		results,
 		gatewayRequests: gateway.requests,
 	};
-	fs.writeFileSync(RESULTS_FILE, JSON.stringify(run, null, 1));
+	fs.writeFileSync(resultsFile(line), JSON.stringify(run, null, 1));
 	const failed = Object.values(results).filter((r) => r.status !== 'success').length;
-	log(`${workflows.length} workflow(s) ran (${failed} ended in an error) in ${Math.round(run.timing.totalMs / 1000)} s; results: ${path.relative(ROOT, RESULTS_FILE)}`);
+	log(
+		`n8n ${runtime.version}: ${workflows.length} workflow(s) ran (${failed} ended in an error) in ${Math.round(run.timing.totalMs / 1000)} s; ` +
+			`results: ${path.relative(ROOT, resultsFile(line))}`,
+	);
+}
+
+module.exports = async function globalSetup() {
+	const lines = selectedLines();
+	for (const line of lines) {
+		// A stale results file must never pass for this run's.
+		fs.rmSync(resultsFile(line), { force: true });
+		fs.mkdirSync(lineDir(line), { recursive: true });
+	}
+	// E2E_ONLY matches a file path, a workflow id or a workflow name.
+	const set = collectWorkflows({ dirs: WORKFLOW_DIRS, root: ROOT, only: process.env.E2E_ONLY });
+
+	// Every install first (each only once per machine), so the batches run back to back. Each
+	// version has its own cache folder: N8N_RUNTIME_DIR names one folder, so it is not used here.
+	const runtimes = {};
+	for (const line of lines) {
+		const started = Date.now();
+		const version = TESTED_VERSIONS[line];
+		runtimes[line] = { runtime: await ensureRuntime({ version, dir: defaultDir(version), log }), installMs: Date.now() - started };
+	}
+
+	globalThis.__MGW_E2E_GATEWAYS__ = [];
+	try {
+		// One line after the other: two n8n processes side by side would make each slower on a small machine.
+		for (const line of lines) await runLine(line, { ...runtimes[line], ...set });
+	} catch (error) {
+		// jest skips globalTeardown when globalSetup throws; an open server would keep it alive.
+		await Promise.all(globalThis.__MGW_E2E_GATEWAYS__.map((gateway) => gateway.close()));
+		delete globalThis.__MGW_E2E_GATEWAYS__;
+		throw error;
+	}
 };

@@ -1,8 +1,8 @@
-// Jest globalTeardown of the e2e project: stops the loopback gateway globalSetup started.
+// Jest globalTeardown of the e2e projects: stops the loopback gateways globalSetup started.
 'use strict';
 
 module.exports = async function globalTeardown() {
-	const gateway = globalThis.__MGW_E2E_GATEWAY__;
-	delete globalThis.__MGW_E2E_GATEWAY__;
-	if (gateway) await gateway.close();
+	const gateways = globalThis.__MGW_E2E_GATEWAYS__ || [];
+	delete globalThis.__MGW_E2E_GATEWAYS__;
+	await Promise.all(gateways.map((gateway) => gateway.close()));
 };

@@ -1,17 +1,31 @@
 /**
  * Read side of the e2e run. globalSetup.js has already executed every workflow of examples/ and
- * test/e2e/workflows/ in a real n8n and written the outcome to .n8n-e2e/results.json; the test
- * files only read it:
+ * test/e2e/workflows/ in a real n8n, once per n8n line (2.x and 1.x), and written the outcome to
+ * .n8n-e2e/<line>/results.json. Every test file runs once per line, as the jest project
+ * `e2e-<line>`; these functions read the results of the line the file runs under:
  *
- *   const results = loadE2eResults();
+ *   const results = () => loadE2eResults();
  *   describeWorkflow('mgwSmoke0001', 'built-in nodes', () => {
- *     it('squares', () => expect(nodeItems(results, 'mgwSmoke0001', 'Add Square')).toHaveLength(3));
+ *     it('squares', () => expect(nodeItems(results(), 'mgwSmoke0001', 'Add Square')).toHaveLength(3));
  *   });
  */
 import * as fs from 'node:fs';
 
 import type { LoggedRequest } from '../gateway';
-import { CREDENTIALS, RESULTS_FILE } from './paths';
+import { CREDENTIALS, TESTED_VERSIONS, resultsFile, selectedLines } from './paths';
+
+// Set per jest project in jest.config.js (`globals`).
+declare const MGW_E2E_LINE: string | undefined;
+
+/** The n8n line this test file runs under: 'n8n2' or 'n8n1'. */
+export const E2E_LINE: string = typeof MGW_E2E_LINE === 'string' ? MGW_E2E_LINE : 'n8n2';
+/** The n8n version of that line, e.g. '2.41.1'. */
+export const E2E_N8N_VERSION: string = (TESTED_VERSIONS as Record<string, string>)[E2E_LINE];
+/** Its major version, for the few places where n8n lines differ (e.g. 2 or 1). */
+export const E2E_N8N_MAJOR = Number(E2E_N8N_VERSION.split('.')[0]);
+
+const RESULTS_FILE = resultsFile(E2E_LINE);
+const LINE_SELECTED = selectedLines().includes(E2E_LINE);
 
 export interface E2eError {
 	message: string;
@@ -57,6 +71,13 @@ export interface E2eNodeRun {
 	startTime: number;
 	/** All runs, present only when the node ran more than once (the fields above are the last run). */
 	runs?: E2eNodeRun[];
+	/**
+	 * Sub-nodes (a chat model, a node in tool form): their outputs on AI connections, by
+	 * connection type, e.g. `ai_tool: [[{ json: { response: … } }]]`.
+	 */
+	connectionOutputs?: Record<string, Array<E2eItem[] | null>>;
+	/** What the root node handed a sub-node, by connection type (a tool: the arguments the model chose). */
+	inputOverride?: Record<string, Array<E2eItem[] | null>>;
 }
 
 export interface E2eWorkflowResult {
@@ -77,6 +98,8 @@ export interface E2eWorkflowResult {
 export type E2eResults = Record<string, E2eWorkflowResult>;
 
 export interface E2eRun {
+	/** 'n8n2' or 'n8n1'. */
+	line: string;
 	n8nVersion: string;
 	createdAt: string;
 	timing: { installMs: number; setupMs: number; batchMs: number; totalMs: number };
@@ -111,14 +134,14 @@ export function loadE2eResults(): E2eResults {
 	return loadE2eRun().results;
 }
 
-/** Whether the workflow ran in this run (E2E_ONLY may have left it out). */
+/** Whether the workflow ran in this run (E2E_ONLY may have left it out, E2E_N8N_LINES this line). */
 export function ranWorkflow(workflowId: string): boolean {
-	return fs.existsSync(RESULTS_FILE) && workflowId in loadE2eRun().results;
+	return LINE_SELECTED && workflowId in loadE2eRun().results;
 }
 
-/** `describe` for one workflow's tests, skipped when the workflow did not run (E2E_ONLY). */
+/** `describe` for one workflow's tests on this file's n8n line, skipped when the workflow did not run. */
 export function describeWorkflow(workflowId: string, title: string, fn: () => void): void {
-	(ranWorkflow(workflowId) ? describe : describe.skip)(`${workflowId}: ${title}`, fn);
+	(ranWorkflow(workflowId) ? describe : describe.skip)(`${workflowId} on n8n ${E2E_N8N_VERSION}: ${title}`, fn);
 }
 
 export function workflowResult(results: E2eResults, workflowId: string): E2eWorkflowResult {

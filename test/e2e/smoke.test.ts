@@ -75,7 +75,8 @@ describeWorkflow('mgwSmoke0003', 'our package loads in n8n', () => {
 
 	it('sent the credential key to the gateway', () => {
 		const { apiKey } = loadE2eRun().credentials.good;
-		const posts = gatewayRequests((r) => r.path === '/plants' && r.rawBody.includes('Monstera'));
+		// by the exact name: the plant example creates "Monstera deliciosa" in the same run
+		const posts = gatewayRequests((r) => r.path === '/plants' && JSON.parse(r.rawBody).name === 'Monstera');
 		expect(posts).toHaveLength(1);
 		expect(posts[0].headers.authorization).toBe(`Bearer ${apiKey}`);
 	});
