@@ -34,4 +34,13 @@ export default [
 		files: ['credentials/**/*.ts', 'nodes/**/*.ts'],
 		languageOptions: typescript,
 	},
+	// The manifest, as n8n's node CLI lints it: parsed as an expression, so the package.json rules
+	// of both plugins (no runtime dependencies, n8n object complete, community keyword…) see it.
+	{
+		...n8nCommunityNodesPlugin.configs.recommended,
+		files: ['package.json'],
+		languageOptions: { parser: tsParser, parserOptions: { extraFileExtensions: ['.json'] } },
+		plugins: { ...n8nCommunityNodesPlugin.configs.recommended.plugins, 'n8n-nodes-base': n8nNodesBase },
+		rules: { ...n8nCommunityNodesPlugin.configs.recommended.rules, ...n8nNodesBase.configs.community.rules },
+	},
 ];
