@@ -2,6 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { modelSearch } from '../shared/modelSearch';
+import { operationSubtitle } from '../shared/subtitle';
 import { complete } from './complete';
 import { chatProperties } from './description';
 
@@ -12,7 +13,7 @@ export class GatewayChat implements INodeType {
 		icon: { light: 'file:chat.svg', dark: 'file:chat.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{"Chat with " + ($parameter["model"].value || $parameter["model"])}}',
+		subtitle: operationSubtitle('"Chat"', 'model'),
 		description: 'Chat with a language model of the Model Gateway in the chat-completions format (POST /v1/chat/completions)',
 		defaults: { name: 'Gateway Chat' },
 		usableAsTool: true,

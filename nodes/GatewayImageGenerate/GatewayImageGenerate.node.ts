@@ -2,6 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { modelSearch } from '../shared/modelSearch';
+import { operationSubtitle } from '../shared/subtitle';
 import { imageGenerateProperties } from './description';
 import { generateImages } from './generate';
 
@@ -12,7 +13,7 @@ export class GatewayImageGenerate implements INodeType {
 		icon: { light: 'file:image.svg', dark: 'file:image.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{($parameter["n"] || 1) + " × " + ($parameter["model"].value || "image")}}',
+		subtitle: operationSubtitle('"Generate"', 'model'),
 		description: 'Generate images with the Model Gateway and get them as files, one item per image',
 		defaults: { name: 'Gateway Image Generate' },
 		usableAsTool: true,

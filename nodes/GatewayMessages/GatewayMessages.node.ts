@@ -2,6 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { modelSearch } from '../shared/modelSearch';
+import { operationSubtitle } from '../shared/subtitle';
 import { createMessage } from './create';
 import { messagesProperties } from './description';
 
@@ -12,7 +13,7 @@ export class GatewayMessages implements INodeType {
 		icon: { light: 'file:messages.svg', dark: 'file:messages.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{"Message " + ($parameter["model"].value || $parameter["model"])}}',
+		subtitle: operationSubtitle('"Message"', 'model'),
 		description: 'Chat with a language model of the Model Gateway in the native messages format, with thinking and effort (POST /v1/messages)',
 		defaults: { name: 'Gateway Messages' },
 		usableAsTool: true,

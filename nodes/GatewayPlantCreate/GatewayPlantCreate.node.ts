@@ -2,6 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { concurrencyOption } from '../shared/descriptions';
+import { operationSubtitle } from '../shared/subtitle';
 import { createPlant } from './createPlant';
 
 export class GatewayPlantCreate implements INodeType {
@@ -11,7 +12,7 @@ export class GatewayPlantCreate implements INodeType {
 		icon: { light: 'file:plant.svg', dark: 'file:plant.dark.svg' },
 		group: ['output'],
 		version: 1,
-		subtitle: '={{"Create plant " + $parameter["name"]}}',
+		subtitle: operationSubtitle('"Create plant"', 'name'),
 		description: 'Create a plant in the sample plant store of the Model Gateway (POST /plants)',
 		defaults: { name: 'Gateway Plant Create' },
 		usableAsTool: true,

@@ -2,6 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { modelSearch } from '../shared/modelSearch';
+import { operationSubtitle } from '../shared/subtitle';
 import { videoGenerateProperties } from './description';
 import { executeVideo } from './router';
 
@@ -12,8 +13,11 @@ export class GatewayVideoGenerate implements INodeType {
 		icon: { light: 'file:video.svg', dark: 'file:video.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle:
-			'={{ {generate: "Generate", submit: "Submit", getStatus: "Get Status", download: "Download"}[$parameter["operation"]] + (["generate", "submit"].includes($parameter["operation"]) ? ": " + ($parameter["model"].value || "video") : "") }}',
+		subtitle: operationSubtitle(
+			'{generate: "Generate", submit: "Submit", getStatus: "Get Status", download: "Download"}[$rawParameter["operation"]]',
+			'model',
+			'["generate", "submit"].includes($rawParameter["operation"])', // the operations that send a model
+		),
 		description: 'Generate videos with the Model Gateway: submit a task, wait for it and download the MP4',
 		defaults: { name: 'Gateway Video Generate' },
 		usableAsTool: true,

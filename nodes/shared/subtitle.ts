@@ -1,0 +1,17 @@
+/**
+ * Node subtitles (the line under a node on the canvas). n8n evaluates them without input data,
+ * so they read `$rawParameter`: a field set by an expression is left out, where `$parameter`
+ * would try to resolve it, throw, and n8n would show no subtitle at all. A model picker arrives
+ * as its plain value (n8n unwraps resource locators).
+ */
+
+/**
+ * `<operation>: <field value>`, or just `<operation>` while the field is empty or an expression
+ * (or `showField`, an expression fragment, is false). `operation` is an expression fragment
+ * too, e.g. `'"Chat"'`.
+ */
+export function operationSubtitle(operation: string, field: string, showField = 'true'): string {
+	const value = `$rawParameter["${field}"]`;
+	const shown = `${showField} && typeof ${value} === "string" && ${value} !== "" && !${value}.startsWith("=")`;
+	return `={{ ${operation} + (${shown} ? ": " + ${value} : "") }}`;
+}

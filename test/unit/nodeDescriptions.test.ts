@@ -1,0 +1,109 @@
+/**
+ * How n8n shows the nodes: subtitles evaluated the way the editor's canvas does (with the real
+ * n8n-workflow, no input data), and the codex files (`*.node.json`) that place each node in the
+ * node panel and link its documentation.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { NodeHelpers, Workflow } from 'n8n-workflow';
+import type { INodeParameters, INodeType, INodeTypes } from 'n8n-workflow';
+
+import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
+import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
+import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
+import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
+import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const NODES: Record<string, INodeType> = {
+	GatewayChat: new GatewayChat(),
+	GatewayImageGenerate: new GatewayImageGenerate(),
+	GatewayMessages: new GatewayMessages(),
+	GatewayPlantCreate: new GatewayPlantCreate(),
+	GatewayVideoGenerate: new GatewayVideoGenerate(),
+};
+
+/** The subtitle as the canvas shows it: n8n fills in defaults, then evaluates without input data. */
+function subtitle(type: INodeType, parameters: INodeParameters = {}): unknown {
+	const node = { id: 'n1', name: 'Node', type: `n8n-nodes-model-gateway.${type.description.name}`, typeVersion: 1, position: [0, 0] as [number, number], parameters: {} };
+	node.parameters = NodeHelpers.getNodeParameters(type.description.properties, parameters, true, false, node, type.description) ?? {};
+	const nodeTypes = { getByName: () => type, getByNameAndVersion: () => type, getKnownTypes: () => ({}) } as unknown as INodeTypes;
+	const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
+	return workflow.expression.getSimpleParameterValue(node, type.description.subtitle as string, 'internal', {});
+}
+
+const byId = (value: string) => ({ __rl: true, mode: 'id', value });
+
+describe('subtitles on the canvas', () => {
+	it('show the operation and the model', () => {
+		expect(subtitle(NODES.GatewayChat)).toBe('Chat: chat-sonnet-5');
+		expect(subtitle(NODES.GatewayMessages, { model: byId('chat-opus-4-8') })).toBe('Message: chat-opus-4-8');
+		expect(subtitle(NODES.GatewayImageGenerate)).toBe('Generate: img-image-2');
+		expect(subtitle(NODES.GatewayVideoGenerate)).toBe('Generate: video-2-0-fast-260128');
+		expect(subtitle(NODES.GatewayVideoGenerate, { operation: 'submit', model: byId('video-2-0-mini-260615') })).toBe('Submit: video-2-0-mini-260615');
+	});
+
+	it('leave the model out where the operation sends none', () => {
+		expect(subtitle(NODES.GatewayVideoGenerate, { operation: 'getStatus', model: byId('video-2-0-260128') })).toBe('Get Status');
+		expect(subtitle(NODES.GatewayVideoGenerate, { operation: 'download' })).toBe('Download');
+	});
+
+	it('show the plant name when it is typed in', () => {
+		expect(subtitle(NODES.GatewayPlantCreate, { id: '1', name: 'Monstera' })).toBe('Create plant: Monstera');
+		expect(subtitle(NODES.GatewayPlantCreate)).toBe('Create plant');
+	});
+
+	it('still show the operation when an expression sets the field (resolving it would throw: no input data)', () => {
+		expect(subtitle(NODES.GatewayPlantCreate, { id: '={{ $json.id }}', name: '={{ $json.name }}' })).toBe('Create plant');
+		expect(subtitle(NODES.GatewayChat, { model: byId('={{ $json.model }}') })).toBe('Chat');
+	});
+});
+
+describe('codex files', () => {
+	// n8n's node-panel categories, and the AI subcategories its editor groups by.
+	const CATEGORIES = ['AI', 'Analytics', 'Communication', 'Data & Storage', 'Development', 'Finance & Accounting', 'Marketing', 'Miscellaneous', 'Productivity', 'Sales', 'Utility'];
+	const AI_SUBCATEGORIES = ['Agents', 'Chains', 'Miscellaneous', 'Root Nodes', 'Tools'];
+	const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+	// GitHub's and npm's heading anchors: lower case, punctuation dropped, spaces to dashes.
+	const anchors = new Set([...readme.matchAll(/^#{1,6} (.+)$/gm)].map(([, title]) => title.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+
+	describe.each(Object.keys(NODES))('%s', (name) => {
+		const codex = JSON.parse(fs.readFileSync(path.join(ROOT, 'nodes', name, `${name}.node.json`), 'utf8'));
+		const { description } = NODES[name];
+
+		it('names the node as n8n registers it, version 1', () => {
+			expect(codex.node).toBe(`n8n-nodes-model-gateway.${description.name}`);
+			expect(codex).toMatchObject({ nodeVersion: '1.0', codexVersion: '1.0' });
+		});
+
+		it("uses n8n's categories; AI nodes are root nodes, not sub-nodes", () => {
+			expect(codex.categories.length).toBeGreaterThan(0);
+			for (const category of codex.categories) expect(CATEGORIES).toContain(category);
+			for (const key of Object.keys(codex.subcategories ?? {})) expect(codex.categories).toContain(key);
+			if (codex.categories.includes('AI')) {
+				// Without "Root Nodes" the editor lists a node under "<subcategory> (sub-nodes)".
+				expect(codex.subcategories.AI).toContain('Root Nodes');
+				for (const sub of codex.subcategories.AI) expect(AI_SUBCATEGORIES).toContain(sub);
+			}
+		});
+
+		it('links documentation that exists: the README section of the node and of the credential', () => {
+			const urls = [...codex.resources.primaryDocumentation, ...codex.resources.credentialDocumentation].map((r: { url: string }) => r.url);
+			for (const url of urls) {
+				const [page, anchor] = url.split('#');
+				expect(page).toBe('https://www.npmjs.com/package/n8n-nodes-model-gateway');
+				expect(anchors).toContain(anchor);
+			}
+			expect(codex.resources.primaryDocumentation[0].url).toContain(`#${description.displayName.toLowerCase().replace(/ /g, '-')}`);
+		});
+
+		it('has a light and a dark icon', () => {
+			const icon = description.icon as { light: string; dark: string };
+			for (const file of [icon.light, icon.dark]) {
+				expect(file).toMatch(/^file:.+\.svg$/);
+				expect(fs.existsSync(path.join(ROOT, 'nodes', name, file.slice('file:'.length)))).toBe(true);
+			}
+			expect(icon.light).not.toBe(icon.dark);
+		});
+	});
+});
