@@ -414,11 +414,20 @@ async function startServer({
 	// A fresh n8n shows the owner sign-up first; with `owner` it is done, and `cookie` signs in.
 	let cookie;
 	if (owner) {
-		const res = await fetch(`${url}/rest/owner/setup`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify(owner),
-		});
+		// n8n 1.x reports ready once its database is migrated, before the REST routes exist: a 404
+		// there means "not yet".
+		const deadline = Date.now() + 60000;
+		let res;
+		for (;;) {
+			res = await fetch(`${url}/rest/owner/setup`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify(owner),
+			});
+			if (res.status !== 404 || Date.now() > deadline || !alive) break;
+			await res.arrayBuffer();
+			await new Promise((resolve) => setTimeout(resolve, 500));
+		}
 		if (!res.ok) {
 			child.kill('SIGKILL');
 			throw new Error(`owner setup failed: HTTP ${res.status} ${await res.text()}`);
