@@ -206,6 +206,12 @@ async function install(dir, version, log) {
 		// node-gyp takes headers from here; the binary's own folder has include/node.
 		rebuildEnv.npm_config_nodedir = path.join(dir, 'node_modules', nodePkg);
 		rebuildEnv.PATH = `${path.dirname(rt.nodeBin)}${path.delimiter}${process.env.PATH}`;
+	} else {
+		// The machine's own Node: its install prefix usually has the headers (/usr/include/node
+		// from Debian's nodejs, include/node in the official tarballs). Without nodedir node-gyp
+		// downloads them from nodejs.org, which fails offline.
+		const prefix = path.resolve(path.dirname(process.execPath), '..');
+		if (fs.existsSync(path.join(prefix, 'include', 'node', 'node.h'))) rebuildEnv.npm_config_nodedir = prefix;
 	}
 	for (const addon of quirks.rebuild) {
 		const step = `building ${addon}`;
