@@ -108,6 +108,7 @@ async function generateAll(
 			}
 		}),
 	);
+	await poller.finished();
 	if (firstFailure) {
 		const error = asNodeError(ctx.getNode(), firstFailure.error, firstFailure.itemIndex);
 		const others = otherTasks(tasks, firstFailure.itemIndex);

@@ -41,6 +41,8 @@ export class TaskPoller {
 	private readonly wake = new AbortController();
 	private halted?: 'cancelled' | 'stopped';
 	private running = false;
+	/** The wait loop while it runs, so the node can let its last polls finish before it returns. */
+	private loop: Promise<void> = Promise.resolve();
 
 	constructor(private readonly options: PollerOptions) {
 		const { signal } = options;
@@ -71,7 +73,7 @@ export class TaskPoller {
 			this.tasks.add(task);
 			if (!this.running) {
 				this.running = true;
-				void this.run();
+				this.loop = this.run();
 			}
 		});
 	}
@@ -79,6 +81,15 @@ export class TaskPoller {
 	/** Ends every wait now (another item failed and the node will not finish). */
 	stop(): void {
 		this.halt('stopped');
+	}
+
+	/**
+	 * Resolves once the loop has ended. After stop() the waits end at once, but the polls of the
+	 * current tick are still on their way: the node waits for them, so no request of its run is
+	 * left going after it has returned.
+	 */
+	async finished(): Promise<void> {
+		await this.loop;
 	}
 
 	private halt(kind: 'cancelled' | 'stopped'): void {
