@@ -182,7 +182,8 @@ async function handleRequest(gw, server, req, res) {
 		}
 		res.setHeader('x-oneapi-request-id', ctx.requestId);
 		const fault = gw.faults.take(ctx.path);
-		await sleep(gw.options.delayMs);
+		// No timer at all for 0: even setTimeout(0) waits a timer tick (about a millisecond) per request.
+		if (gw.options.delayMs > 0) await sleep(gw.options.delayMs);
 		if (fault && (await serveFault(ctx, fault))) return;
 		if (!isGone(res)) await routeApi(ctx);
 	} catch (error) {
