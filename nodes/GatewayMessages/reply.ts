@@ -68,6 +68,8 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 	take(event: ServerSentEvent): string | undefined {
 		const payload = eventJson(event);
 		const type = typeof payload.type === 'string' ? payload.type : event.event;
+		// Nearly every event is a delta: it is looked for first.
+		if (type === 'content_block_delta') return this.takeDelta(Number(payload.index ?? 0), (payload.delta ?? {}) as IDataObject);
 		switch (type) {
 			case 'message_start':
 				this.message = { ...((payload.message ?? {}) as NativeMessage) };
@@ -78,8 +80,6 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 				this.blocks[Number(payload.index ?? this.blocks.length)] = { block, text: [], thinking: [], signature: [], json: [], citations: [] };
 				return undefined;
 			}
-			case 'content_block_delta':
-				return this.takeDelta(Number(payload.index ?? 0), (payload.delta ?? {}) as IDataObject);
 			case 'message_delta':
 				this.takeMessageDelta(payload);
 				return undefined;
@@ -103,9 +103,11 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 		const parts = this.blocks[index];
 		if (!parts) throw new BrokenStreamError(`The gateway sent a content_block_delta for block ${index}, which was never started`);
 		switch (delta.type) {
-			case 'text_delta':
-				parts.text.push(String(delta.text ?? ''));
-				return String(delta.text ?? '');
+			case 'text_delta': {
+				const text = typeof delta.text === 'string' ? delta.text : String(delta.text ?? '');
+				parts.text.push(text);
+				return text;
+			}
 			case 'thinking_delta':
 				parts.thinking.push(String(delta.thinking ?? ''));
 				return undefined;
