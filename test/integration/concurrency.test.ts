@@ -1,0 +1,174 @@
+/**
+ * Concurrency across items, at node level against the loopback gateway: output order and
+ * pairedItem follow the input whatever order the answers come in, never more requests in flight
+ * than the Concurrency option, one 429 holds the whole batch back (shared backoff) without
+ * multiplying retries, and the credential is read once per run. Nothing here asserts how fast
+ * anything is: speed is for `npm run bench`.
+ */
+import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
+
+import { complete } from '../../nodes/GatewayChat/complete';
+import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, getConcurrency } from '../../nodes/shared/itemRunner';
+import type { Fault } from '../gateway';
+import { useGateway } from '../gateway/testing';
+import { createExecuteContext } from '../helpers/executeContext';
+
+const KEY = 'sk-integration-concurrency-0123456789';
+const CHAT = '/v1/chat/completions';
+const env = useGateway();
+
+/** The items' request bodies in the order their answers came back, and the most requests in flight at once. */
+interface Traffic {
+	answered: string[];
+	peakInFlight: number;
+	credentialReads: number;
+	/** What each authenticated request passed as n8n's additional credential options. */
+	credentialOptions: unknown[];
+}
+
+/** Wraps the context's authenticated request and credential read to watch the traffic. */
+function watchTraffic(ctx: IExecuteFunctions): Traffic {
+	const traffic: Traffic = { answered: [], peakInFlight: 0, credentialReads: 0, credentialOptions: [] };
+	let inFlight = 0;
+	const send = ctx.helpers.httpRequestWithAuthentication;
+	ctx.helpers.httpRequestWithAuthentication = async function (this: IExecuteFunctions, type: string, options: IHttpRequestOptions, extra?: unknown) {
+		traffic.credentialOptions.push(extra);
+		inFlight++;
+		traffic.peakInFlight = Math.max(traffic.peakInFlight, inFlight);
+		try {
+			return await send.call(this, type, options, extra as never);
+		} finally {
+			inFlight--;
+			traffic.answered.push(String(options.body));
+		}
+	};
+	const getCredentials = ctx.getCredentials;
+	ctx.getCredentials = async (...args: Parameters<IExecuteFunctions['getCredentials']>) => {
+		traffic.credentialReads++;
+		return await getCredentials(...args);
+	};
+	return traffic;
+}
+
+const items = (count: number) => Array.from({ length: count }, (_, i) => ({ json: { i } }));
+
+describe('Gateway Chat, 20 items at concurrency 5', () => {
+	async function runChat(parameters: (itemIndex: number) => IDataObject) {
+		const { ctx } = createExecuteContext({
+			parameters: (itemIndex) => ({
+				model: { __rl: true, mode: 'list', value: 'chat-sonnet-5' },
+				maxTokens: 256,
+				stream: false,
+				options: { concurrency: 5 },
+				...parameters(itemIndex),
+			}),
+			items: items(20),
+			credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
+			nodeType: 'n8n-nodes-model-gateway.gatewayChat',
+		});
+		const traffic = watchTraffic(ctx);
+		const [output] = await complete.call(ctx);
+		return { output, traffic };
+	}
+	const question = (i: number) => ({ messages: { values: [{ role: 'user', content: `question ${i}` }] } });
+
+	it('keeps input order and pairedItem when answers come back out of order, with at most 5 requests in flight', async () => {
+		// Each wave of five: the first to arrive answers last.
+		env.gateway.queueFaults(CHAT, Array.from({ length: 20 }, (_, k): Fault => `slow:${(4 - (k % 5)) * 40}`));
+		const { output, traffic } = await runChat(question);
+
+		const answeredItems = traffic.answered.map((body) => Number(/question (\d+)/.exec(body)?.[1]));
+		expect([...answeredItems].sort((a, b) => a - b)).toEqual(items(20).map((_, i) => i));
+		expect(answeredItems).not.toEqual([...answeredItems].sort((a, b) => a - b)); // really out of order
+		expect(traffic.peakInFlight).toBe(5);
+		expect(output.map((item) => item.json.text)).toEqual(items(20).map((_, i) => `Echo from chat-sonnet-5: question ${i}`));
+		expect(output.map((item) => item.pairedItem)).toEqual(items(20).map((_, i) => ({ item: i })));
+		expect(env.gateway.requests.filter((request) => request.path === CHAT)).toHaveLength(20);
+	});
+
+	it('reads the credential once and hands it to every request', async () => {
+		const { traffic } = await runChat(question);
+		expect(traffic.credentialReads).toBe(1);
+		expect(traffic.credentialOptions).toHaveLength(20);
+		for (const extra of traffic.credentialOptions) {
+			expect(extra).toMatchObject({ credentialsDecrypted: { type: 'gatewayApi', data: { apiKey: KEY } } });
+		}
+	});
+});
+
+describe('Gateway Plant Create, shared backoff', () => {
+	async function runPlants(rows: IDataObject[], concurrency: number) {
+		const { ctx } = createExecuteContext({
+			parameters: (itemIndex) => ({ ...rows[itemIndex], options: { concurrency } }),
+			items: rows.map((row) => ({ json: row })),
+			credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
+		});
+		return await new GatewayPlantCreate().execute.call(ctx);
+	}
+	const plantPosts = () => env.gateway.requests.filter((request) => request.path === '/plants' && request.method === 'POST');
+
+	it('a 429 on one item holds every item back, and only that item is sent again', async () => {
+		// A bare 429 (no Retry-After, as relays send it): the retry waits 0.5 to 1 s.
+		const rows = Array.from({ length: 20 }, (_, i) => ({ id: 7000 + i, name: i === 7 ? 'Patient [429-once]' : `Plant ${i}` }));
+		const [output] = await runPlants(rows, 5);
+
+		expect(output.map((item) => item.json)).toEqual(rows);
+		expect(output.map((item) => item.pairedItem)).toEqual(rows.map((_, i) => ({ item: i })));
+		const posts = plantPosts();
+		// 20 items, one retry: a retry per item would be more.
+		expect(posts).toHaveLength(21);
+		const ofItem7 = posts.filter((post) => post.rawBody.includes('[429-once]'));
+		expect(ofItem7).toHaveLength(2);
+		const limited = ofItem7[0].time;
+		const after = posts.slice(posts.indexOf(ofItem7[0]) + 1);
+		// Once the 429 was answered, nothing new was sent until the pause was over: only requests
+		// already on their way (at most the other 4 lanes) arrived during it. Without the shared
+		// pause the other lanes would have sent the rest of the batch (12 items) meanwhile.
+		const early = after.filter((post) => post.time < limited + 450);
+		expect(early.length).toBeLessThanOrEqual(4);
+		expect(after.length).toBeGreaterThanOrEqual(12);
+		expect(after.filter((post) => post.time >= limited + 450)).toContainEqual(ofItem7[1]);
+	});
+
+	it('with Retry-After, the whole batch waits that long: the first wave is all that is sent before it', async () => {
+		env.gateway.queueFaults('/plants', ['429-retry-after:1']);
+		const rows = Array.from({ length: 10 }, (_, i) => ({ id: 8000 + i, name: `Plant ${i}` }));
+		const [output] = await runPlants(rows, 5);
+
+		expect(output.map((item) => item.json)).toEqual(rows);
+		const posts = plantPosts();
+		expect(posts).toHaveLength(11);
+		const limited = posts[0].time;
+		const beforeResume = posts.filter((post) => post.time < limited + 950);
+		// The five lanes' first requests; every later request, the retry included, waited.
+		expect(beforeResume.length).toBeLessThanOrEqual(5);
+		const retried = posts.filter((post) => post.rawBody === posts[0].rawBody);
+		expect(retried).toHaveLength(2);
+		expect(retried[1].time - limited).toBeGreaterThanOrEqual(950);
+	});
+});
+
+describe('the Concurrency option', () => {
+	it.each([
+		[undefined, DEFAULT_CONCURRENCY],
+		[1, 1],
+		[0, 1],
+		[-3, 1],
+		[7.9, 7],
+		[MAX_CONCURRENCY, MAX_CONCURRENCY],
+		[100_000, MAX_CONCURRENCY],
+		['not a number', DEFAULT_CONCURRENCY],
+	])('%p runs %p at once', (value, expected) => {
+		const { ctx } = createExecuteContext({
+			parameters: { options: value === undefined ? {} : { concurrency: value } },
+			credentials: { apiKey: KEY, baseUrl: 'http://127.0.0.1:9' },
+		});
+		expect(getConcurrency(ctx)).toBe(expected);
+	});
+
+	it('defaults to 10 and allows at most 100', () => {
+		expect(DEFAULT_CONCURRENCY).toBe(10);
+		expect(MAX_CONCURRENCY).toBe(100);
+	});
+});
