@@ -1,0 +1,450 @@
+#!/usr/bin/env node
+// `npm run bench`: speed and memory of our nodes in a real n8n, as ratios measured side by side
+// in one run, each checked against its goal (issue 6). Prints one table (markdown, on stdout;
+// progress goes to stderr) and writes everything measured to <out>/results.json.
+//
+//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants] [--out DIR]
+//
+// Times of n8n runs are the node execution times n8n itself records in its run data
+// (scripts/n8n/headless.js reads them). A missed goal is a FAIL row, not an error: the exit
+// code is non-zero only when the benchmark itself could not run.
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
+
+const { startGateway } = require('../test/gateway');
+const { ensureRuntime } = require('../scripts/n8n/runtime');
+const { runWorkflows } = require('../scripts/n8n/headless');
+const { median } = require('./aggregation');
+const { peakWithin, sampleProcessTree } = require('./procTree');
+const W = require('./workflows');
+
+const ROOT = path.resolve(__dirname, '..');
+const MIB = 1024 * 1024;
+const started = Date.now();
+
+function parseArgs(argv) {
+	const options = { delayMs: 200, repeats: 5, bigMib: 512, only: null, out: process.env.BENCH_OUT_DIR || path.join(ROOT, '.n8n-bench') };
+	for (let i = 0; i < argv.length; i++) {
+		const [flag, value] = [argv[i], argv[i + 1]];
+		const number = () => {
+			const n = Number(value);
+			if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a whole number, not ${value}`);
+			i++;
+			return n;
+		};
+		if (flag === '--delay-ms') options.delayMs = number();
+		else if (flag === '--repeats') options.repeats = Math.max(1, number());
+		else if (flag === '--big-mib') options.bigMib = Math.max(1, number());
+		else if (flag === '--only') (options.only = new Set(value.split(','))), i++;
+		else if (flag === '--out') (options.out = path.resolve(value)), i++;
+		else throw new Error(`unknown option ${flag} (see the top of ${__filename})`);
+	}
+	return options;
+}
+
+const log = (message) => process.stderr.write(`[bench ${String(Math.round((Date.now() - started) / 1000)).padStart(4)} s] ${message}\n`);
+
+// ---------------------------------------------------------------------------------------------
+// Build if needed
+
+function newestMtime(dir, newest = 0) {
+	if (!fs.existsSync(dir)) return newest;
+	for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+		const full = path.join(dir, entry.name);
+		newest = entry.isDirectory() ? newestMtime(full, newest) : Math.max(newest, fs.statSync(full).mtimeMs);
+	}
+	return newest;
+}
+
+/** Builds when a file package.json lists is missing or a source is newer than the oldest build output. */
+function ensureBuilt() {
+	const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+	const listed = [...manifest.n8n.nodes, ...manifest.n8n.credentials].map((file) => path.join(ROOT, file));
+	const sources = Math.max(newestMtime(path.join(ROOT, 'nodes')), newestMtime(path.join(ROOT, 'credentials')));
+	const stale = listed.some((file) => !fs.existsSync(file) || fs.statSync(file).mtimeMs < sources);
+	if (!stale) return log('dist/ is up to date');
+	log('building (npm run build)');
+	const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', process.stderr, process.stderr] });
+	if (result.status !== 0) throw new Error(`npm run build failed (${result.status ?? result.signal})`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// n8n runs
+
+/** The measured node's run in one workflow's results, checked: it ran, and gave `count` items without errors. */
+function measuredRun(results, workflowId, count) {
+	const result = results[workflowId];
+	const node = result?.nodes?.[W.MEASURED];
+	const failedItem = node?.items?.find((item) => item.json?.error !== undefined);
+	let problem;
+	if (!result) problem = 'no result';
+	else if (result.status !== 'success') problem = `the workflow failed: ${result.error?.message}`;
+	else if (!node) problem = 'the measured node did not run';
+	else if (node.items.length !== count) problem = `${node.items.length} items instead of ${count}`;
+	else if (failedItem) problem = `an item failed: ${failedItem.json.error}`;
+	return { ms: problem ? undefined : node.executionTimeMs, problem, node };
+}
+
+/** The main batch: every timing workflow, one after another in one n8n process. */
+function mainBatch({ repeats, slowBaseUrl, fastBaseUrl, only }) {
+	const workflows = [];
+	const plan = {};
+	let serial = 0;
+	let plantId = 1_000_000;
+	const add = (group, build) => {
+		const id = `mgwBench${String(++serial).padStart(4, '0')}`;
+		workflows.push(build(id));
+		(plan[group] ||= []).push(id);
+	};
+	const chatItems = 100;
+	const plantItems = 200;
+	const nextPlants = () => ((plantId += plantItems), plantId);
+	if (!only || only.has('chat') || only.has('plants')) {
+		// Not measured: n8n loads and compiles the code of every node type on first use.
+		add('warmUp', (id) => W.chatWorkflow(id, { count: 20, concurrency: 20 }));
+		add('warmUp', (id) => W.httpChatWorkflow(id, { count: 20, baseUrl: slowBaseUrl }));
+		add('warmUp', (id) => W.plantWorkflow(id, { count: 20, firstId: nextPlants() }));
+		add('warmUp', (id) => W.httpPlantWorkflow(id, { count: 20, firstId: nextPlants(), baseUrl: fastBaseUrl }));
+	}
+	if (!only || only.has('video')) {
+		add('video1', (id) => W.videoWorkflow(id, { count: 1 }));
+		add('video10', (id) => W.videoWorkflow(id, { count: 10 }));
+	}
+	if (!only || only.has('chat')) add('chat1', (id) => W.chatWorkflow(id, { count: chatItems, concurrency: 1 }));
+	// Repeats alternate the contenders, so a slow moment of the machine hits them alike.
+	for (let r = 0; r < repeats; r++) {
+		if (!only || only.has('chat')) {
+			add('chat10', (id) => W.chatWorkflow(id, { count: chatItems, concurrency: 10 }));
+			add('chat100', (id) => W.chatWorkflow(id, { count: chatItems, concurrency: 100 }));
+			add('httpChat', (id) => W.httpChatWorkflow(id, { count: chatItems, baseUrl: slowBaseUrl }));
+		}
+		if (!only || only.has('plants')) {
+			add('plants', (id) => W.plantWorkflow(id, { count: plantItems, firstId: nextPlants() }));
+			add('httpPlants', (id) => W.httpPlantWorkflow(id, { count: plantItems, firstId: nextPlants(), baseUrl: fastBaseUrl }));
+		}
+	}
+	return { workflows, plan, chatItems, plantItems };
+}
+
+/**
+ * Goal 4 in a child process on n8n's Node binary (bench/aggregation.js). Asynchronous: the child
+ * fetches its sample streams from the gateway this process serves.
+ */
+function measureAggregationOn(runtime, gatewayBaseUrl, repeats) {
+	log(`aggregating 20 and 40 MiB answer streams (dist/ code on n8n's Node), ${repeats} runs each`);
+	return new Promise((resolve, reject) => {
+		const child = spawn(runtime.nodeBin, [path.join(__dirname, 'aggregation.js'), '--gateway', gatewayBaseUrl, '--repeats', String(repeats)], {
+			cwd: ROOT,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		let stdout = '';
+		let stderr = '';
+		child.stdout.on('data', (chunk) => (stdout += chunk));
+		child.stderr.on('data', (chunk) => {
+			stderr += chunk;
+			const lines = stderr.split('\n');
+			stderr = lines.pop();
+			for (const line of lines) log(line);
+		});
+		child.on('error', reject);
+		child.on('exit', (code, signal) => {
+			if (stderr) log(stderr);
+			if (code !== 0) return reject(new Error(`bench/aggregation.js failed (${signal || code})`));
+			resolve(JSON.parse(stdout));
+		});
+	});
+}
+
+async function runBatch({ runtime, credentials, workflows, name, out, sampleMemory = false, keepUserFolder = true }) {
+	const userFolder = path.join(out, name);
+	const sampler = sampleMemory ? sampleProcessTree({ match: /execute-batch/ }) : undefined;
+	let results;
+	try {
+		results = await runWorkflows({
+			runtime,
+			credentials,
+			workflows,
+			env: { N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem' }, // n8n 2.x's default, made explicit
+			userFolder,
+			keepUserFolder,
+			concurrency: 1, // one workflow at a time: measurements must not share the CPU
+			log: (message) => log(`${name}: ${message}`),
+		});
+	} finally {
+		results = Object.assign(results || {}, { memory: sampler?.stop() });
+	}
+	return results;
+}
+
+/** One video's stored binary, checked: in n8n's filesystem store, of the expected size. */
+function storedVideo(node, bytes) {
+	const binary = node?.items?.[0]?.binary?.data;
+	if (!binary) return { problem: 'no video in the output' };
+	if (!String(binary.id || '').startsWith('filesystem')) return { problem: `the video was not stored on disk (id ${binary.id})` };
+	if (bytes !== undefined && binary.bytes !== bytes) return { problem: `the stored video has ${binary.bytes} bytes, not ${bytes}` };
+	return { binary };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+const fmtMs = (ms) => (ms === undefined ? '–' : `${Math.round(ms).toLocaleString('en-US')} ms`);
+const fmtMib = (bytes) => (bytes === undefined ? '–' : `${(bytes / MIB).toFixed(1)} MiB`);
+const fmtRatio = (ratio) => (ratio === undefined || !Number.isFinite(ratio) ? '–' : `${ratio.toFixed(2)}×`);
+
+function row({ id, what, ours, baseline, ratio, ratioText, goal, pass, how, problem }) {
+	return { id, what, ours, baseline, ratio: ratioText ?? fmtRatio(ratio), goal, result: problem ? 'FAIL' : pass ? 'PASS' : 'FAIL', how: problem ? `${how}; ${problem}` : how };
+}
+
+/** A row comparing two times, each { ms, problem? }: ours / baseline, at most `max`. */
+function timesRow({ id, what, ours, oursLabel = '', baseline, baselineLabel, max, how }) {
+	const ratio = ours.ms / baseline.ms;
+	return row({
+		id,
+		what,
+		ours: `${fmtMs(ours.ms)}${oursLabel}`,
+		baseline: `${fmtMs(baseline.ms)} (${baselineLabel})`,
+		ratio,
+		goal: `≤ ${Number.isInteger(max) ? max.toFixed(1) : max}×`,
+		pass: ratio <= max,
+		how,
+		problem: ours.problem || baseline.problem,
+	});
+}
+
+function printTable(rows, header) {
+	const lines = [
+		header,
+		'',
+		'| # | Measurement | Ours | Compared with | Ratio | Goal | Result | How measured |',
+		'|---|---|---|---|---|---|---|---|',
+		...rows.map((r) => `| ${r.id} | ${r.what} | ${r.ours} | ${r.baseline} | ${r.ratio} | ${r.goal} | **${r.result}** | ${r.how} |`),
+	];
+	process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+function machineLine(runtime, n8nNodeVersion) {
+	const memGiB = (os.totalmem() / 1024 ** 3).toFixed(1);
+	const cpu = os.cpus()[0]?.model?.trim() || 'unknown CPU';
+	return (
+		`Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.availableParallelism?.() ?? os.cpus().length} CPUs (nproc; ${cpu}), ` +
+		`${memGiB} GiB memory, n8n ${runtime.version} on Node ${n8nNodeVersion}, bench and loopback gateway on Node ${process.versions.node}.`
+	);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+	const options = parseArgs(process.argv.slice(2));
+	const want = (part) => !options.only || options.only.has(part);
+	fs.mkdirSync(options.out, { recursive: true });
+	ensureBuilt();
+	const runtime = await ensureRuntime({ log: (message) => log(`n8n runtime: ${message}`) });
+	const n8nNodeVersion = execFileSync(runtime.nodeBin, ['--version'], { encoding: 'utf8' }).trim().replace(/^v/, '');
+	log(`n8n ${runtime.version} (Node ${n8nNodeVersion}); answers delayed ${options.delayMs} ms; medians of ${options.repeats}`);
+
+	// Two gateways: chat answers wait `delayMs` like a model does; the plant store and video polls
+	// answer at once, so per-item overhead is not hidden behind a delay.
+	const slow = await startGateway({ delayMs: options.delayMs });
+	const fast = await startGateway({ delayMs: 0, videoPollsToFinish: 3 });
+	const key = `sk-bench-${crypto.randomBytes(8).toString('hex')}`;
+	const credentials = W.benchCredentials({ slowBaseUrl: slow.baseUrl, fastBaseUrl: fast.baseUrl, key });
+	const record = { options: { ...options, only: options.only && [...options.only] }, n8nVersion: runtime.version, n8nNodeVersion };
+	const rows = [];
+	try {
+		// 4. Before n8n runs, so nothing else competes for the CPU; on n8n's own Node.
+		if (want('aggregation')) {
+			const aggregation = await measureAggregationOn(runtime, fast.baseUrl, Math.max(options.repeats, 9));
+			record.aggregation = aggregation;
+			for (const [n, format] of aggregation.results.entries()) {
+				const { small, large, vsJsonParse, growth } = format;
+				const runs = small.oursRuns.length;
+				rows.push(
+					row({
+						id: `4${'abcd'[n * 2]}`,
+						what: `Aggregate a ${small.mib} MiB ${format.label} stream (${small.events.toLocaleString('en-US')} events, 16 KiB chunks) vs JSON.parse of the same events' JSON`,
+						ours: fmtMs(small.oursMs),
+						baseline: `${fmtMs(small.jsonParseMs)} (JSON.parse)`,
+						ratio: vsJsonParse,
+						goal: '≤ 2×',
+						pass: vsJsonParse <= 2,
+						how: `CPU time on Node ${aggregation.node} (n8n's), median of ${runs} paired ratios; output text checked`,
+					}),
+				);
+				rows.push(
+					row({
+						id: `4${'abcd'[n * 2 + 1]}`,
+						what: `Same, ${large.mib} MiB vs ${small.mib} MiB: linear`,
+						ours: fmtMs(large.oursMs),
+						baseline: fmtMs(small.oursMs),
+						ratio: growth,
+						goal: '1.6–2.5× (2× = linear)',
+						pass: growth >= 1.6 && growth <= 2.5,
+						how: `CPU time, median of ${runs} paired ratios`,
+					}),
+				);
+			}
+		}
+
+		// 1, 2, 5: one n8n process runs every timing workflow, one at a time.
+		const batch = mainBatch({ repeats: options.repeats, slowBaseUrl: slow.baseUrl, fastBaseUrl: fast.baseUrl, only: options.only });
+		if (batch.workflows.length) {
+			log(`n8n batch: ${batch.workflows.length} workflows, one at a time (about ${want('chat') ? 25 + 6 * options.repeats : 0}${want('video') ? ' + 35' : ''} s of runs)`);
+			const results = await runBatch({ runtime, credentials, workflows: batch.workflows, name: 'timing', out: options.out });
+			const times = (group, count) => {
+				const runs = (batch.plan[group] || []).map((id) => measuredRun(results, id, count));
+				const problem = runs.find((run) => run.problem)?.problem;
+				return { ms: problem ? undefined : median(runs.map((run) => run.ms)), all: runs.map((run) => run.ms), problem, runs };
+			};
+			record.timing = {};
+			for (const group of Object.keys(batch.plan)) {
+				const count = group.startsWith('video') ? Number(group.slice(5)) : group.startsWith('warmUp') ? undefined : /plant/i.test(group) ? batch.plantItems : batch.chatItems;
+				if (count !== undefined) record.timing[group] = times(group, count);
+			}
+			const t = record.timing;
+			const n = options.repeats;
+			if (want('chat')) {
+				const ideal = Math.ceil(batch.chatItems / 10) * options.delayMs;
+				rows.push(
+					timesRow({
+						id: '1a',
+						what: `${batch.chatItems} Gateway Chat items, answers after ${options.delayMs} ms, concurrency 10, vs the ideal ⌈${batch.chatItems}/10⌉ × ${options.delayMs} ms`,
+						ours: t.chat10,
+						baseline: { ms: ideal },
+						baselineLabel: 'ideal',
+						max: 1.25,
+						how: `node time in n8n run data, median of ${n}`,
+					}),
+				);
+				const r1b = t.chat1.ms / t.chat10.ms;
+				rows.push(
+					row({
+						id: '1b',
+						what: 'Same items at concurrency 1 vs concurrency 10',
+						ours: fmtMs(t.chat10.ms),
+						baseline: `${fmtMs(t.chat1.ms)} (concurrency 1)`,
+						ratioText: Number.isFinite(r1b) ? `${r1b.toFixed(1)}× faster` : '–',
+						goal: '≥ 8× faster',
+						pass: r1b >= 8,
+						how: `concurrency 1 once (${Math.round((t.chat1.ms || 0) / 1000)} s), concurrency 10 median of ${n}`,
+						problem: t.chat1.problem || t.chat10.problem,
+					}),
+				);
+				rows.push(
+					timesRow({
+						id: '1c',
+						what: `Same items at concurrency 100 vs n8n's HTTP Request node sending the same ${batch.chatItems} requests (Batching: all items in one batch, no interval)`,
+						ours: t.chat100,
+						baseline: t.httpChat,
+						baselineLabel: 'HTTP Request',
+						max: 1.0,
+						how: `medians of ${n}, alternating`,
+					}),
+				);
+			}
+			if (want('video')) {
+				rows.push(
+					timesRow({
+						id: '2',
+						what: '10 Gateway Video Generate items vs 1 (submit, 5 s polls, done on the 3rd poll, download)',
+						ours: t.video10,
+						oursLabel: ' (10 videos)',
+						baseline: t.video1,
+						baselineLabel: '1 video',
+						max: 1.3,
+						how: 'node time in n8n run data, one run each',
+					}),
+				);
+			}
+			if (want('plants')) {
+				rows.push(
+					timesRow({
+						id: '5',
+						what: `${batch.plantItems} Gateway Plant Create items one at a time (concurrency 1) vs HTTP Request doing the same POST /plants (its default: every item at once); gateway answers at once`,
+						ours: t.plants,
+						baseline: t.httpPlants,
+						baselineLabel: 'HTTP Request',
+						max: 1.1,
+						how: `medians of ${n}, alternating`,
+					}),
+				);
+			}
+		}
+
+		// 3. Memory: each video in its own n8n process. What counts is the peak resident memory while
+		// the node ran (its start and duration from n8n's run data), not n8n's start-up peak, which
+		// is higher than a streamed download ever gets and would hide one.
+		if (want('memory')) {
+			const bigBytes = options.bigMib * MIB;
+			const memoryRun = async (name, promptTag) => {
+				log(`memory: ${name} video in its own n8n (filesystem binary mode), sampling the process tree's memory`);
+				const results = await runBatch({
+					runtime,
+					credentials,
+					workflows: [W.videoWorkflow('mgwBenchMem0001', { count: 1, promptTag })],
+					name,
+					out: options.out,
+					sampleMemory: true,
+					keepUserFolder: false, // the big video is gone with it
+				});
+				const run = measuredRun(results, 'mgwBenchMem0001', 1);
+				const stored = storedVideo(run.node, promptTag ? bigBytes : undefined);
+				const { timeline, processes } = results.memory;
+				const from = run.node?.startTime ?? 0;
+				const to = from + (run.ms ?? 0);
+				const n8nPeak = peakWithin(timeline, from, to, 'matched');
+				const treePeakInRun = peakWithin(timeline, from, to, 'tree');
+				const startUpPeak = processes.find((p) => p.matched)?.hwm;
+				log(
+					`memory: ${name}: while the node ran (${fmtMs(run.ms)}, ${n8nPeak.samples} samples) n8n peaked at ${fmtMib(n8nPeak.peak)}, ` +
+						`its process tree at ${fmtMib(treePeakInRun.peak)}; n8n's lifetime peak (VmHWM) ${fmtMib(startUpPeak)}`,
+				);
+				const problem = run.problem || stored.problem || (n8nPeak.samples < 5 ? `only ${n8nPeak.samples} memory samples while the node ran` : undefined);
+				return { ms: run.ms, problem, n8nPeak: n8nPeak.peak, treePeak: treePeakInRun.peak, samples: n8nPeak.samples, lifetimePeak: startUpPeak, processes };
+			};
+			const baseline = await memoryRun('memory-baseline', '');
+			const big = await memoryRun(`memory-${options.bigMib}mib`, `[big:${options.bigMib}]`);
+			record.memory = { baseline, big };
+			// The larger of two readings: the n8n process alone (where the download runs) and its whole
+			// tree (n8n, its task runner and any helper), so memory moved elsewhere counts too.
+			const growth = Math.max(big.n8nPeak - baseline.n8nPeak, big.treePeak - baseline.treePeak);
+			const r3 = growth / bigBytes;
+			rows.push(
+				row({
+					id: '3',
+					what: `A ${options.bigMib} MiB video downloaded by Gateway Video Generate in n8n's filesystem binary mode: growth of n8n's peak memory / file size`,
+					ours: `${fmtMib(big.n8nPeak)} peak`,
+					baseline: `${fmtMib(baseline.n8nPeak)} peak (tiny video)`,
+					ratio: r3,
+					ratioText: `${fmtMib(growth)} / ${options.bigMib} MiB = ${r3.toFixed(3)}`,
+					goal: '≤ 0.25',
+					pass: r3 <= 0.25,
+					how:
+						`peak RSS of the n8n process while the node ran (from /proc every 50 ms; ${big.samples} and ${baseline.samples} samples), ` +
+						`and of its whole process tree (${fmtMib(big.treePeak)} vs ${fmtMib(baseline.treePeak)}): the larger growth counts; separate n8n processes, one run each`,
+					problem: baseline.problem || big.problem,
+				}),
+			);
+		}
+	} finally {
+		await slow.close();
+		await fast.close();
+	}
+
+	rows.sort((a, b) => a.id.localeCompare(b.id));
+	record.rows = rows;
+	record.machine = machineLine(runtime, n8nNodeVersion);
+	fs.writeFileSync(path.join(options.out, 'results.json'), JSON.stringify(record, null, 1));
+	log(`done in ${Math.round((Date.now() - started) / 1000)} s; details in ${path.relative(ROOT, path.join(options.out, 'results.json'))}`);
+	printTable(rows, record.machine);
+}
+
+main().catch((error) => {
+	process.stderr.write(`bench crashed: ${error.stack || error}\n`);
+	process.exit(1);
+});

@@ -1,0 +1,157 @@
+// The benchmark's workflows, built in code: each is a Manual Trigger, a Code node that makes the
+// input items, and the one node being measured (ours, or n8n's own HTTP Request doing the same
+// requests). The measured node is always named MEASURED, so the bench reads its execution time
+// from n8n's run data the same way for every workflow.
+'use strict';
+
+const MEASURED = 'Measured';
+const PACKAGE = 'n8n-nodes-model-gateway';
+
+let nodeCounter = 0;
+const nodeId = () => `b3c40000-0000-4000-8000-${String(++nodeCounter).padStart(12, '0')}`;
+
+/** Credentials the workflows reference by id (the bench fills in the keys and URLs). */
+const CREDENTIAL_IDS = {
+	slow: { id: 'mgwBenchSlow01', name: 'Bench gateway (delayed answers)' },
+	fast: { id: 'mgwBenchFast01', name: 'Bench gateway (immediate answers)' },
+	slowHeader: { id: 'mgwBenchHdrSlow1', name: 'Bench header auth (delayed gateway)' },
+	fastHeader: { id: 'mgwBenchHdrFast1', name: 'Bench header auth (immediate gateway)' },
+};
+
+/**
+ * The n8n credentials: our `gatewayApi` for our nodes, and the Header Auth a user would give the
+ * HTTP Request node for the same gateway (`Authorization: Bearer <key>`).
+ */
+function benchCredentials({ slowBaseUrl, fastBaseUrl, key }) {
+	const gateway = (which, baseUrl) => ({ ...CREDENTIAL_IDS[which], type: 'gatewayApi', data: { apiKey: key, baseUrl, groupMultiplier: 1 } });
+	const header = (which) => ({ ...CREDENTIAL_IDS[which], type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${key}` } });
+	return [gateway('slow', slowBaseUrl), gateway('fast', fastBaseUrl), header('slowHeader'), header('fastHeader')];
+}
+
+function workflow(id, name, makeItemsCode, measuredNode) {
+	const trigger = { id: nodeId(), name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} };
+	const items = {
+		id: nodeId(),
+		name: 'Items',
+		type: 'n8n-nodes-base.code',
+		typeVersion: 2,
+		position: [220, 0],
+		parameters: { jsCode: makeItemsCode },
+	};
+	const measured = { id: nodeId(), name: MEASURED, position: [440, 0], ...measuredNode };
+	const link = (node) => ({ main: [[{ node, type: 'main', index: 0 }]] });
+	return {
+		id,
+		name,
+		nodes: [trigger, items, measured],
+		connections: { Start: link('Items'), Items: link(MEASURED) },
+		settings: { executionOrder: 'v1' },
+		active: false,
+	};
+}
+
+const questionsCode = (count) => `return Array.from({ length: ${count} }, (_, i) => ({ json: { question: 'Question ' + i + ': what is a good name for a fern?' } }));`;
+
+const CHAT_MODEL = 'chat-sonnet-5';
+const CHAT_MAX_TOKENS = 256;
+
+/** Gateway Chat over `count` items, `concurrency` at a time, against the delayed gateway. */
+function chatWorkflow(id, { count, concurrency }) {
+	return workflow(id, `Bench: Gateway Chat, ${count} items, concurrency ${concurrency}`, questionsCode(count), {
+		type: `${PACKAGE}.gatewayChat`,
+		typeVersion: 1,
+		parameters: {
+			model: { __rl: true, mode: 'list', value: CHAT_MODEL },
+			messages: { values: [{ role: 'user', content: '={{ $json.question }}' }] },
+			maxTokens: CHAT_MAX_TOKENS,
+			options: { concurrency },
+		},
+		credentials: { gatewayApi: CREDENTIAL_IDS.slow },
+	});
+}
+
+/**
+ * n8n's HTTP Request node sending the same chat requests, set up as a user would for speed: Header
+ * Auth, a JSON body, and Options → Batching with all items in one batch and no pause (which is
+ * also what it does with Batching left unset: it starts every item's request at once).
+ */
+function httpChatWorkflow(id, { count, baseUrl }) {
+	return workflow(id, `Bench: HTTP Request chat, ${count} items at once`, questionsCode(count), {
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		parameters: {
+			method: 'POST',
+			url: `${baseUrl}/v1/chat/completions`,
+			authentication: 'genericCredentialType',
+			genericAuthType: 'httpHeaderAuth',
+			sendBody: true,
+			specifyBody: 'json',
+			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: $json.question }] }) }}`,
+			options: { batching: { batch: { batchSize: count, batchInterval: 0 } } },
+		},
+		credentials: { httpHeaderAuth: CREDENTIAL_IDS.slowHeader },
+	});
+}
+
+const plantsCode = (count, firstId) =>
+	`return Array.from({ length: ${count} }, (_, i) => ({ json: { id: ${firstId} + i, name: 'Fern ' + i, tag: 'bench' } }));`;
+
+/** Gateway Plant Create, one item after another (Concurrency 1), against the immediate gateway. */
+function plantWorkflow(id, { count, firstId }) {
+	return workflow(id, `Bench: Gateway Plant Create, ${count} items one at a time`, plantsCode(count, firstId), {
+		type: `${PACKAGE}.gatewayPlantCreate`,
+		typeVersion: 1,
+		parameters: { id: '={{ $json.id }}', name: '={{ $json.name }}', tag: '={{ $json.tag }}', options: { concurrency: 1 } },
+		credentials: { gatewayApi: CREDENTIAL_IDS.fast },
+	});
+}
+
+/** The HTTP Request node doing the same POST /plants, in its default setup (every item at once). */
+function httpPlantWorkflow(id, { count, firstId, baseUrl }) {
+	return workflow(id, `Bench: HTTP Request POST /plants, ${count} items`, plantsCode(count, firstId), {
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		parameters: {
+			method: 'POST',
+			url: `${baseUrl}/plants`,
+			authentication: 'genericCredentialType',
+			genericAuthType: 'httpHeaderAuth',
+			sendBody: true,
+			specifyBody: 'json',
+			jsonBody: '={{ JSON.stringify({ id: $json.id, name: $json.name, tag: $json.tag }) }}',
+			options: {},
+		},
+		credentials: { httpHeaderAuth: CREDENTIAL_IDS.fastHeader },
+	});
+}
+
+/**
+ * Gateway Video Generate over `count` items: submit, wait (5 s polls, the gateway finishes a task on
+ * its third poll) and download. `promptTag` adds a magic word such as `[big:512]`.
+ */
+function videoWorkflow(id, { count, promptTag = '', download = true }) {
+	const code = `return Array.from({ length: ${count} }, (_, i) => ({ json: { prompt: 'A fern unfolding in time-lapse, take ' + i + '${promptTag ? ` ${promptTag}` : ''}' } }));`;
+	return workflow(id, `Bench: Gateway Video Generate, ${count} item(s)${promptTag ? ` ${promptTag}` : ''}`, code, {
+		type: `${PACKAGE}.gatewayVideoGenerate`,
+		typeVersion: 1,
+		parameters: {
+			operation: 'generate',
+			model: { __rl: true, mode: 'list', value: 'video-2-0-fast-260128' },
+			prompt: '={{ $json.prompt }}',
+			seconds: 5,
+			size: '1280x720',
+			options: { pollIntervalSeconds: 5, maxWaitSeconds: 120, downloadVideo: download, concurrency: 10 },
+		},
+		credentials: { gatewayApi: CREDENTIAL_IDS.fast },
+	});
+}
+
+module.exports = {
+	MEASURED,
+	benchCredentials,
+	chatWorkflow,
+	httpChatWorkflow,
+	plantWorkflow,
+	httpPlantWorkflow,
+	videoWorkflow,
+};
