@@ -12,7 +12,7 @@ import {
 	stopSequencesOption,
 	streamField,
 } from '../shared/chatDescriptions';
-import { concurrencyOption, extraBodyOption, modelField } from '../shared/descriptions';
+import { extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
 
 export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
 
@@ -25,34 +25,26 @@ export const chatProperties: INodeProperties[] = [
 	),
 	maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
 	streamField,
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [
-			concurrencyOption,
-			effortOption('reasoning_effort'),
-			extraBodyOption('{"n": 1, "seed": 7}'),
-			includeRawResponseOption,
-			stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
-			{
-				displayName: 'Temperature',
-				name: 'temperature',
-				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-				default: 1,
-				description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
-			},
-			{
-				displayName: 'Top P',
-				name: 'topP',
-				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-				default: 1,
-				description: 'Nucleus sampling, 0 to 1 (`top_p`). Change this or Temperature, not both.',
-			},
-		],
-	},
+	optionsCollection([
+		effortOption('reasoning_effort'),
+		extraBodyOption('{"n": 1, "seed": 7}'),
+		includeRawResponseOption,
+		stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
+		{
+			displayName: 'Temperature',
+			name: 'temperature',
+			type: 'number',
+			typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
+			default: 1,
+			description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
+		},
+		{
+			displayName: 'Top P',
+			name: 'topP',
+			type: 'number',
+			typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
+			default: 1,
+			description: 'Nucleus sampling, 0 to 1 (`top_p`). Change this or Temperature, not both.',
+		},
+	]),
 ];

@@ -5,7 +5,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { binaryPropertyOption, concurrencyOption, extraBodyOption, modelField } from '../shared/descriptions';
+import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
 
 export const DEFAULT_IMAGE_MODEL = 'img-image-2';
 export const MAX_IMAGES_PER_REQUEST = 10;
@@ -60,25 +60,17 @@ export const imageGenerateProperties: INodeProperties[] = [
 		description: 'How the gateway hands over each image. Either way the output has a real image file.',
 		hint: 'Image links are temporary: keep Download Image on to keep the files',
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [
-			concurrencyOption,
-			{
-				displayName: 'Download Image',
-				name: 'downloadImage',
-				type: 'boolean',
-				default: true,
-				displayOptions: { show: { '/responseFormat': ['url'] } },
-				description:
-					'Whether to download each image into binary data right away (the links are temporary). Off: the output has the links only.',
-			},
-			extraBodyOption('{"size": "1024x1024", "quality": "high", "output_format": "webp"}'),
-			binaryPropertyOption('image'),
-		],
-	},
+	optionsCollection([
+		{
+			displayName: 'Download Image',
+			name: 'downloadImage',
+			type: 'boolean',
+			default: true,
+			displayOptions: { show: { '/responseFormat': ['url'] } },
+			description:
+				'Whether to download each image into binary data right away (the links are temporary). Off: the output has the links only.',
+		},
+		extraBodyOption('{"size": "1024x1024", "quality": "high", "output_format": "webp"}'),
+		binaryPropertyOption('image'),
+	]),
 ];

@@ -12,7 +12,7 @@ import {
 	stopSequencesOption,
 	streamField,
 } from '../shared/chatDescriptions';
-import { concurrencyOption, extraBodyOption, modelField } from '../shared/descriptions';
+import { extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
 
 export const MESSAGES_ROLES = ['user', 'assistant'] as const;
 
@@ -27,56 +27,48 @@ export const messagesProperties: INodeProperties[] = [
 	),
 	maxTokensField('The longest answer the model may write, thinking included, in tokens (`max_tokens`, required by this format)'),
 	streamField,
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [
-			concurrencyOption,
-			effortOption('output_config.effort'),
-			extraBodyOption('{"metadata": {"user_id": "42"}, "top_k": 40}'),
-			includeRawResponseOption,
-			stopSequencesOption('stopSequences', 'Texts at which the model stops writing (`stop_sequences`)'),
-			{
-				displayName: 'System Prompt',
-				name: 'system',
-				type: 'string',
-				typeOptions: { rows: 4 },
-				default: '',
-				placeholder: 'e.g. You are a careful assistant. Answer in English.',
-				description: 'Instructions that steer the whole conversation (`system`)',
-			},
-			{
-				displayName: 'Temperature',
-				name: 'temperature',
-				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-				default: 1,
-				description: 'Randomness of the answer, 0 to 1 (`temperature`). With thinking on, only 1 is allowed.',
-			},
-			{
-				displayName: 'Thinking',
-				name: 'thinking',
-				type: 'options',
-				options: [
-					{ name: 'Off', value: 'off', description: 'No thinking block is asked for' },
-					{ name: 'Adaptive', value: 'adaptive', description: 'The model decides how much to think' },
-					{ name: 'Enabled With Budget', value: 'enabled', description: 'Think with at most Thinking Budget tokens' },
-				],
-				default: 'off',
-				description: 'Whether the model thinks before it answers (`thinking`). Its thoughts are in the `thinking` output field.',
-				hint: 'chat-fable-5 always thinks (adaptive), whatever is set here',
-			},
-			{
-				displayName: 'Thinking Budget',
-				name: 'thinkingBudget',
-				type: 'number',
-				typeOptions: { minValue: MIN_THINKING_BUDGET, numberPrecision: 0 },
-				default: 2048,
-				description: `Tokens the model may spend thinking when Thinking is Enabled With Budget (\`thinking.budget_tokens\`): at least ${MIN_THINKING_BUDGET}, and below Max Tokens`,
-			},
-		],
-	},
+	optionsCollection([
+		effortOption('output_config.effort'),
+		extraBodyOption('{"metadata": {"user_id": "42"}, "top_k": 40}'),
+		includeRawResponseOption,
+		stopSequencesOption('stopSequences', 'Texts at which the model stops writing (`stop_sequences`)'),
+		{
+			displayName: 'System Prompt',
+			name: 'system',
+			type: 'string',
+			typeOptions: { rows: 4 },
+			default: '',
+			placeholder: 'e.g. You are a careful assistant. Answer in English.',
+			description: 'Instructions that steer the whole conversation (`system`)',
+		},
+		{
+			displayName: 'Temperature',
+			name: 'temperature',
+			type: 'number',
+			typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
+			default: 1,
+			description: 'Randomness of the answer, 0 to 1 (`temperature`). With thinking on, only 1 is allowed.',
+		},
+		{
+			displayName: 'Thinking',
+			name: 'thinking',
+			type: 'options',
+			options: [
+				{ name: 'Off', value: 'off', description: 'No thinking block is asked for' },
+				{ name: 'Adaptive', value: 'adaptive', description: 'The model decides how much to think' },
+				{ name: 'Enabled With Budget', value: 'enabled', description: 'Think with at most Thinking Budget tokens' },
+			],
+			default: 'off',
+			description: 'Whether the model thinks before it answers (`thinking`). Its thoughts are in the `thinking` output field.',
+			hint: 'chat-fable-5 always thinks (adaptive), whatever is set here',
+		},
+		{
+			displayName: 'Thinking Budget',
+			name: 'thinkingBudget',
+			type: 'number',
+			typeOptions: { minValue: MIN_THINKING_BUDGET, numberPrecision: 0 },
+			default: 2048,
+			description: `Tokens the model may spend thinking when Thinking is Enabled With Budget (\`thinking.budget_tokens\`): at least ${MIN_THINKING_BUDGET}, and below Max Tokens`,
+		},
+	]),
 ];

@@ -1,7 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { concurrencyOption } from '../shared/descriptions';
+import { optionsCollection } from '../shared/descriptions';
 import { operationSubtitle } from '../shared/subtitle';
 import { createPlant } from './createPlant';
 
@@ -47,14 +47,7 @@ export class GatewayPlantCreate implements INodeType {
 				placeholder: 'indoor',
 				description: 'Tag that specifies the type of plant. Left out when empty.',
 			},
-			{
-				displayName: 'Options',
-				name: 'options',
-				type: 'collection',
-				placeholder: 'Add Option',
-				default: {},
-				options: [concurrencyOption],
-			},
+			optionsCollection([]),
 		],
 	};
 

@@ -5,7 +5,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { binaryPropertyOption, concurrencyOption, extraBodyOption, modelField } from '../shared/descriptions';
+import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
 import {
 	DEFAULT_MAX_WAIT_SECONDS,
 	DEFAULT_VIDEO_MODEL,
@@ -103,45 +103,37 @@ export const videoGenerateProperties: INodeProperties[] = [
 		hint: 'Links to finished videos are temporary: Download asks the gateway for the current one',
 		displayOptions: showFor(BY_TASK_ID),
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [
-			concurrencyOption,
-			{
-				displayName: 'Download Video',
-				name: 'downloadVideo',
-				type: 'boolean',
-				default: true,
-				description:
-					'Whether to put the MP4 into binary data (the result link is temporary). Off: the output has the link (result_url) only.',
-				displayOptions: showOptionFor(DOWNLOADING),
-			},
-			{ ...extraBodyOption('{"seed": 42}'), displayOptions: showOptionFor(SUBMITTING) },
-			{
-				displayName: 'Max Wait (Seconds)',
-				name: 'maxWaitSeconds',
-				type: 'number',
-				default: DEFAULT_MAX_WAIT_SECONDS,
-				typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_WAIT_LIMIT_SECONDS },
-				description:
-					'How long to wait for the task before giving up with an error that quotes the task ID (the task is not lost: fetch it later with Get Status or Download)',
-				displayOptions: showOptionFor(['generate']),
-			},
-			{
-				displayName: 'Poll Interval (Seconds)',
-				name: 'pollIntervalSeconds',
-				type: 'number',
-				default: MIN_POLL_INTERVAL_SECONDS,
-				typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_POLL_INTERVAL_SECONDS },
-				description: `Seconds between status checks, at least ${MIN_POLL_INTERVAL_SECONDS}. All items are checked together in one loop.`,
-				hint: 'The gateway asks clients to poll every 5 to 10 seconds; a lower value is refused',
-				displayOptions: showOptionFor(['generate']),
-			},
-			{ ...binaryPropertyOption('video'), displayOptions: showOptionFor(DOWNLOADING) },
-		],
-	},
+	optionsCollection([
+		{
+			displayName: 'Download Video',
+			name: 'downloadVideo',
+			type: 'boolean',
+			default: true,
+			description:
+				'Whether to put the MP4 into binary data (the result link is temporary). Off: the output has the link (result_url) only.',
+			displayOptions: showOptionFor(DOWNLOADING),
+		},
+		{ ...extraBodyOption('{"seed": 42}'), displayOptions: showOptionFor(SUBMITTING) },
+		{
+			displayName: 'Max Wait (Seconds)',
+			name: 'maxWaitSeconds',
+			type: 'number',
+			default: DEFAULT_MAX_WAIT_SECONDS,
+			typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_WAIT_LIMIT_SECONDS },
+			description:
+				'How long to wait for the task before giving up with an error that quotes the task ID (the task is not lost: fetch it later with Get Status or Download)',
+			displayOptions: showOptionFor(['generate']),
+		},
+		{
+			displayName: 'Poll Interval (Seconds)',
+			name: 'pollIntervalSeconds',
+			type: 'number',
+			default: MIN_POLL_INTERVAL_SECONDS,
+			typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_POLL_INTERVAL_SECONDS },
+			description: `Seconds between status checks, at least ${MIN_POLL_INTERVAL_SECONDS}. All items are checked together in one loop.`,
+			hint: 'The gateway asks clients to poll every 5 to 10 seconds; a lower value is refused',
+			displayOptions: showOptionFor(['generate']),
+		},
+		{ ...binaryPropertyOption('video'), displayOptions: showOptionFor(DOWNLOADING) },
+	]),
 ];

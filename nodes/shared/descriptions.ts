@@ -43,6 +43,18 @@ export const concurrencyOption: INodeProperties = {
 	description: `How many items are sent to the gateway at the same time (1 to ${MAX_CONCURRENCY}). Output order always follows the input. Lower it if the gateway rate-limits you.`,
 };
 
+/** The Options collection every gateway node has: Concurrency first, then the node's own. */
+export function optionsCollection(options: INodeProperties[]): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [concurrencyOption, ...options],
+	};
+}
+
 export function extraBodyOption(example: string): INodeProperties {
 	return {
 		displayName: 'Extra Body Fields',
