@@ -6,21 +6,14 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
-import { startGateway } from '../gateway';
+import { useGateway } from '../gateway/testing';
 import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-chat-0123456789';
 const PATH = '/v1/chat/completions';
-let gateway: Gateway;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-});
-afterAll(async () => {
-	await gateway.close();
-});
-beforeEach(() => gateway.reset());
+// One loopback gateway for the file, with a clean log and state before each test.
+const env = useGateway();
 
 type Parameters = IDataObject | ((itemIndex: number) => IDataObject);
 
@@ -48,14 +41,14 @@ async function run(parameters: Parameters, options: RunOptions = {}) {
 		items: options.items,
 		continueOnFail: options.continueOnFail,
 		streaming: options.streaming,
-		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: gateway.baseUrl },
+		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: env.gateway.baseUrl },
 		nodeType: 'n8n-nodes-model-gateway.gatewayChat',
 	});
 	const [output] = await complete.call(context.ctx);
 	return { output, ...context };
 }
 
-const chatRequests = () => gateway.requests.filter((request) => request.path === PATH);
+const chatRequests = () => env.gateway.requests.filter((request) => request.path === PATH);
 const sentBody = (index = 0) => JSON.parse(chatRequests()[index].rawBody) as IDataObject;
 
 /** Runs the same parameters with Stream off and on; returns both outputs. */
@@ -166,7 +159,7 @@ describe('Gateway Chat (integration)', () => {
 	it('tells n8n about a stream error after the text it already passed on', async () => {
 		const { ctx, chunks } = createExecuteContext({
 			parameters: { model: 'chat-sonnet-5', messages: say('[stream-error] one two three four five six'), maxTokens: 100, stream: true, options: {} },
-			credentials: { apiKey: KEY, baseUrl: gateway.baseUrl },
+			credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
 			streaming: true,
 		});
 		await expect(complete.call(ctx)).rejects.toThrow('in the middle of the answer');

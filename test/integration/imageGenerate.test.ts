@@ -11,7 +11,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { PNG } from 'pngjs';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
-import { startGateway } from '../gateway';
+import { useGateway } from '../gateway/testing';
 import type { Gateway } from '../gateway';
 import { binaryBytes, createExecuteContext } from '../helpers/executeContext';
 import type { GatewayCredentialData } from '../helpers/executeContext';
@@ -20,15 +20,8 @@ const KEY = 'sk-integration-image-0123456789';
 const GENERATIONS = '/v1/images/generations';
 const node = new GatewayImageGenerate();
 const fixture = (name: string) => fs.readFileSync(path.join(__dirname, '../fixtures', name));
-let gateway: Gateway;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-});
-afterAll(async () => {
-	await gateway.close();
-});
-beforeEach(() => gateway.reset());
+// One loopback gateway for the file, with a clean log and state before each test.
+const env = useGateway();
 
 interface RunOptions {
 	items?: INodeExecutionData[];
@@ -45,15 +38,15 @@ async function run(parameters: IDataObject | ((itemIndex: number) => IDataObject
 		parameters: withDefaults,
 		items: options.items,
 		continueOnFail: options.continueOnFail,
-		credentials: { apiKey: KEY, baseUrl: gateway.baseUrl, ...options.credentials },
+		credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl, ...options.credentials },
 		nodeType: 'n8n-nodes-model-gateway.gatewayImageGenerate',
 	});
 	const [output] = await node.execute.call(context.ctx);
 	return { output, ...context };
 }
 
-const fileRequests = () => gateway.requests.filter((request) => request.server === 'files');
-const generationRequests = () => gateway.requests.filter((request) => request.server === 'api' && request.path === GENERATIONS);
+const fileRequests = () => env.gateway.requests.filter((request) => request.server === 'files');
+const generationRequests = () => env.gateway.requests.filter((request) => request.server === 'api' && request.path === GENERATIONS);
 
 function decodePng(bytes: Buffer) {
 	const png = PNG.sync.read(bytes);
@@ -70,7 +63,7 @@ describe('url images (the default)', () => {
 			expect(item.json).toMatchObject({
 				model: 'img-image-2',
 				index,
-				url: expect.stringMatching(new RegExp(`^${gateway.fileBaseUrl}/files/images/img_\\w+\\.png$`)),
+				url: expect.stringMatching(new RegExp(`^${env.gateway.fileBaseUrl}/files/images/img_\\w+\\.png$`)),
 				revised_prompt: 'A detailed image of: a red fox',
 				usage: expect.objectContaining({ output_tokens: 3 * 1056 }),
 				estimatedCostUsd: 0.04,
@@ -92,7 +85,7 @@ describe('url images (the default)', () => {
 		expect(generationRequests()[0].headers.authorization).toBe(`Bearer ${KEY}`);
 		expect(fileRequests()).toHaveLength(2);
 		for (const request of fileRequests()) expect(request.headers.authorization).toBeUndefined();
-		const downloads = requests.filter((request) => String(request.url).startsWith(gateway.fileBaseUrl));
+		const downloads = requests.filter((request) => String(request.url).startsWith(env.gateway.fileBaseUrl));
 		expect(downloads).toHaveLength(2);
 		for (const request of downloads) expect(JSON.stringify(request.headers ?? {})).not.toContain(KEY);
 	});
@@ -126,7 +119,7 @@ describe('url images (the default)', () => {
 		const { output } = await run({ prompt: 'a fox', n: 2, options: { downloadImage: false } });
 		expect(output.map((item) => item.binary)).toEqual([undefined, undefined]);
 		expect(output.map((item) => item.json.index)).toEqual([0, 1]);
-		expect(output.every((item) => String(item.json.url).startsWith(gateway.fileBaseUrl))).toBe(true);
+		expect(output.every((item) => String(item.json.url).startsWith(env.gateway.fileBaseUrl))).toBe(true);
 		expect(fileRequests()).toHaveLength(0);
 	});
 });
@@ -157,7 +150,7 @@ describe('b64_json images', () => {
 
 describe('several items', () => {
 	it('keeps input order and pairs each image with its item, whatever order the answers arrive in', async () => {
-		gateway.setOptions({ delayMs: 30 });
+		env.gateway.setOptions({ delayMs: 30 });
 		const prompts = ['first', 'second', 'third'];
 		const counts = [2, 1, 3];
 		const { output } = await run((itemIndex) => ({ prompt: prompts[itemIndex], n: counts[itemIndex] }), {
@@ -187,7 +180,7 @@ describe('expired links', () => {
 	it('says the link expired and names the image and the item, not a stack', async () => {
 		const promise = run({ prompt: 'old news [expired]' });
 		await expect(promise).rejects.toThrow(
-			new RegExp(`^Downloading image 0 of item 0 failed: the link has expired \\(the file host 127\\.0\\.0\\.1:${gateway.filePort} answered HTTP 403\\)$`),
+			new RegExp(`^Downloading image 0 of item 0 failed: the link has expired \\(the file host 127\\.0\\.0\\.1:${env.gateway.filePort} answered HTTP 403\\)$`),
 		);
 		await promise.catch((error) => {
 			expect(error.description).toMatch(/temporary/);
@@ -208,7 +201,7 @@ describe('expired links', () => {
 				errorDescription: expect.stringMatching(/temporary/),
 				model: 'img-image-2',
 				index: 0,
-				url: expect.stringContaining(`${gateway.fileBaseUrl}/files/images/`),
+				url: expect.stringContaining(`${env.gateway.fileBaseUrl}/files/images/`),
 			},
 			pairedItem: { item: 0 },
 		});
@@ -219,7 +212,7 @@ describe('expired links', () => {
 
 describe('gateway errors', () => {
 	it('retries a bare 429 and a proxy 502, then succeeds', async () => {
-		gateway.queueFaults(GENERATIONS, ['502-html']);
+		env.gateway.queueFaults(GENERATIONS, ['502-html']);
 		const { output } = await run({ prompt: 'busy [429-once]' });
 		expect(output).toHaveLength(1);
 		expect(output[0].binary!.data.mimeType).toBe('image/png');
@@ -253,7 +246,7 @@ describe('gateway errors', () => {
 		await expect(run({ prompt: 'x', n: 0 })).rejects.toThrow('"Number of Images" must be from 1 to 10, not 0 (item 0)');
 		await expect(run({ prompt: '' })).rejects.toThrow('"Prompt" must not be empty (item 0)');
 		await expect(run({ prompt: 'x', options: { extraBody: '"big"' } })).rejects.toThrow('"Extra Body Fields" must be a JSON object (item 0)');
-		expect(gateway.requests).toHaveLength(0);
+		expect(env.gateway.requests).toHaveLength(0);
 	});
 });
 

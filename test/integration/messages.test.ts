@@ -6,21 +6,14 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { createMessage } from '../../nodes/GatewayMessages/create';
-import { startGateway } from '../gateway';
+import { useGateway } from '../gateway/testing';
 import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-messages-0123456789';
 const PATH = '/v1/messages';
-let gateway: Gateway;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-});
-afterAll(async () => {
-	await gateway.close();
-});
-beforeEach(() => gateway.reset());
+// One loopback gateway for the file, with a clean log and state before each test.
+const env = useGateway();
 
 type Parameters = IDataObject | ((itemIndex: number) => IDataObject);
 
@@ -40,14 +33,14 @@ async function run(parameters: Parameters, options: { items?: INodeExecutionData
 		items: options.items,
 		continueOnFail: options.continueOnFail,
 		streaming: options.streaming,
-		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: gateway.baseUrl },
+		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: env.gateway.baseUrl },
 		nodeType: 'n8n-nodes-model-gateway.gatewayMessages',
 	});
 	const [output] = await createMessage.call(context.ctx);
 	return { output, ...context };
 }
 
-const sent = () => gateway.requests.filter((request) => request.path === PATH);
+const sent = () => env.gateway.requests.filter((request) => request.path === PATH);
 const sentBody = (index = 0) => JSON.parse(sent()[index].rawBody) as IDataObject;
 
 async function bothWays(parameters: IDataObject) {

@@ -2,32 +2,25 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
-import { startGateway } from '../gateway';
+import { useGateway } from '../gateway/testing';
 import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-plants-0123456789';
-let gateway: Gateway;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-});
-afterAll(async () => {
-	await gateway.close();
-});
-beforeEach(() => gateway.reset());
+// One loopback gateway for the file, with a clean log and state before each test.
+const env = useGateway();
 
 async function run(rows: IDataObject[], options: { continueOnFail?: boolean; apiKey?: string } = {}) {
 	const { ctx } = createExecuteContext({
 		parameters: (itemIndex) => rows[itemIndex],
 		items: rows.map((row) => ({ json: row })),
-		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: gateway.baseUrl },
+		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: env.gateway.baseUrl },
 		continueOnFail: options.continueOnFail,
 	});
 	return await new GatewayPlantCreate().execute.call(ctx);
 }
 
-const plantPosts = () => gateway.requests.filter((request) => request.path === '/plants' && request.method === 'POST');
+const plantPosts = () => env.gateway.requests.filter((request) => request.path === '/plants' && request.method === 'POST');
 
 it('creates plants and returns what the store answered, paired with the input', async () => {
 	const [output] = await run([
@@ -86,7 +79,7 @@ it('sends nothing when any item is invalid (without Continue On Fail)', async ()
 			{ id: 2, name: '' },
 		]),
 	).rejects.toThrow('"Name" must not be empty (item 1)');
-	expect(gateway.requests).toHaveLength(0);
+	expect(env.gateway.requests).toHaveLength(0);
 });
 
 it('rides out a rate limit', async () => {

@@ -6,36 +6,28 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 
 import { GatewayClient } from '../../nodes/shared/transport';
-import { startGateway } from '../gateway';
-import type { Gateway } from '../gateway';
+import { useGateway } from '../gateway/testing';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-transport-0123456789';
 const fastRetry = { baseDelayMs: 20, maxDelayMs: 100 };
-let gateway: Gateway;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-});
-afterAll(async () => {
-	await gateway.close();
-});
-beforeEach(() => gateway.reset());
+// One loopback gateway for the file, with a clean log and state before each test.
+const env = useGateway();
 
 async function client(options: { baseUrl?: string; apiKey?: string; abortSignal?: AbortSignal } = {}) {
 	const { ctx } = createExecuteContext({
 		parameters: {},
-		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: options.baseUrl ?? gateway.baseUrl },
+		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: options.baseUrl ?? env.gateway.baseUrl },
 		abortSignal: options.abortSignal,
 	});
 	return await GatewayClient.create(ctx);
 }
 
-const apiRequests = (path: string) => gateway.requests.filter((request) => request.server === 'api' && request.path === path);
+const apiRequests = (path: string) => env.gateway.requests.filter((request) => request.server === 'api' && request.path === path);
 
 describe('URL forms', () => {
 	it.each(['', '/', '/v1', '/v1/'])('reaches /v1/models with base URL + "%s"', async (suffix) => {
-		const answer = await (await client({ baseUrl: gateway.baseUrl + suffix })).json<{ data: unknown[] }>({ path: '/v1/models' });
+		const answer = await (await client({ baseUrl: env.gateway.baseUrl + suffix })).json<{ data: unknown[] }>({ path: '/v1/models' });
 		expect(answer.data.length).toBeGreaterThan(0);
 		expect(apiRequests('/v1/models')).toHaveLength(1);
 	});
@@ -48,7 +40,7 @@ describe('URL forms', () => {
 				return;
 			}
 			const upstream = http.request(
-				`${gateway.baseUrl}${req.url.slice('/relay'.length)}`,
+				`${env.gateway.baseUrl}${req.url.slice('/relay'.length)}`,
 				{ method: req.method, headers: req.headers },
 				(answer) => {
 					res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -75,14 +67,14 @@ describe('URL forms', () => {
 
 describe('retries', () => {
 	it('retries 429 (empty body), HTML 5xx pages and dropped connections, then succeeds', async () => {
-		gateway.queueFaults('/v1/models', ['429', '502-html', 'reset', '504-html']);
+		env.gateway.queueFaults('/v1/models', ['429', '502-html', 'reset', '504-html']);
 		const answer = await (await client()).json<{ data: unknown[] }>({ path: '/v1/models', retry: fastRetry });
 		expect(answer.data.length).toBeGreaterThan(0);
 		expect(apiRequests('/v1/models')).toHaveLength(5);
 	});
 
 	it('gives up after the retry budget with a plain rate-limit message', async () => {
-		gateway.queueFaults('/v1/models', ['429', '429', '429', '429']);
+		env.gateway.queueFaults('/v1/models', ['429', '429', '429', '429']);
 		await expect((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 2 } })).rejects.toThrow(
 			/^Rate limited: .*\(HTTP 429\)$/,
 		);
@@ -90,14 +82,14 @@ describe('retries', () => {
 	});
 
 	it('summarises an HTML error page once retries are spent', async () => {
-		gateway.queueFaults('/v1/models', ['503-html', '503-html']);
+		env.gateway.queueFaults('/v1/models', ['503-html', '503-html']);
 		const failure = (await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 1 } });
 		await expect(failure).rejects.toThrow(/^The gateway failed to answer \(HTTP 503\): it answered with an HTML error page/);
 		await expect(failure).rejects.not.toThrow(/<html|<body/);
 	});
 
 	it('honours Retry-After', async () => {
-		gateway.queueFaults('/v1/models', ['429-retry-after:1']);
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:1']);
 		await (await client()).json({ path: '/v1/models', retry: fastRetry });
 		const [first, second] = apiRequests('/v1/models');
 		expect(second.time - first.time).toBeGreaterThanOrEqual(950);
@@ -114,7 +106,7 @@ describe('retries', () => {
 	});
 
 	it('holds the whole batch back after a 429 (shared backoff)', async () => {
-		gateway.queueFaults('/v1/models', ['429-retry-after:1']);
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:1']);
 		const gw = await client();
 		const first = gw.json({ path: '/v1/models', retry: fastRetry });
 		await new Promise((resolve) => setTimeout(resolve, 100)); // the 429 has been answered
@@ -148,13 +140,13 @@ describe('errors and the key', () => {
 	});
 
 	it('times out with a plain message', async () => {
-		gateway.queueFaults('/v1/models', ['slow:1500']);
+		env.gateway.queueFaults('/v1/models', ['slow:1500']);
 		await expect((await client()).json({ path: '/v1/models', timeoutMs: 200, retry: false })).rejects.toThrow(/timed out/);
 	});
 
 	it('stops at once when the execution is cancelled', async () => {
 		const controller = new AbortController();
-		gateway.queueFaults('/v1/models', ['429-retry-after:30']);
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:30']);
 		const gw = await client({ abortSignal: controller.signal });
 		const failure = gw.json({ path: '/v1/models' });
 		await new Promise((resolve) => setTimeout(resolve, 150));

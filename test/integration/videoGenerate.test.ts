@@ -9,7 +9,7 @@ import * as path from 'path';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { executeVideo } from '../../nodes/GatewayVideoGenerate/router';
-import { startGateway } from '../gateway';
+import { useGateway } from '../gateway/testing';
 import type { Gateway, LoggedRequest } from '../gateway';
 import { binaryBytes, createExecuteContext } from '../helpers/executeContext';
 import { createFakeClock } from '../helpers/fakeClock';
@@ -18,15 +18,8 @@ import type { FakeClock } from '../helpers/fakeClock';
 const KEY = 'sk-integration-video-0123456789';
 const SUBMIT = '/v1/video/generations';
 const sampleVideo = fs.readFileSync(path.join(__dirname, '../fixtures/sample-video.mp4'));
-let gateway: Gateway;
-
-beforeAll(async () => {
-	gateway = await startGateway();
-});
-afterAll(async () => {
-	await gateway.close();
-});
-beforeEach(() => gateway.reset());
+// One loopback gateway for the file, with a clean log and state before each test.
+const env = useGateway();
 
 interface RunOptions {
 	items?: INodeExecutionData[];
@@ -51,7 +44,7 @@ async function run(parameters: Parameters, options: RunOptions = {}) {
 		items: options.items,
 		continueOnFail: options.continueOnFail,
 		abortSignal: options.abortSignal,
-		credentials: { apiKey: KEY, baseUrl: gateway.baseUrl },
+		credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
 		nodeType: 'n8n-nodes-model-gateway.gatewayVideoGenerate',
 	});
 	const [output] = await executeVideo(context.ctx, { clock });
@@ -68,10 +61,10 @@ async function runError(parameters: Parameters, options: RunOptions = {}): Promi
 }
 
 const apiRequests = (method?: string, prefix = SUBMIT): LoggedRequest[] =>
-	gateway.requests.filter((r) => r.server === 'api' && r.path.startsWith(prefix) && (!method || r.method === method));
+	env.gateway.requests.filter((r) => r.server === 'api' && r.path.startsWith(prefix) && (!method || r.method === method));
 const polls = () => apiRequests('GET');
 const submits = () => apiRequests('POST');
-const fileRequests = () => gateway.requests.filter((r) => r.server === 'files');
+const fileRequests = () => env.gateway.requests.filter((r) => r.server === 'files');
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ json: { i } }));
 
 describe('generate', () => {
@@ -85,7 +78,7 @@ describe('generate', () => {
 			task_id: taskId,
 			status: 'SUCCESS',
 			progress: '100%',
-			result_url: `${gateway.fileBaseUrl}/files/videos/${taskId}.mp4`,
+			result_url: `${env.gateway.fileBaseUrl}/files/videos/${taskId}.mp4`,
 			model: 'video-2-0-fast-260128',
 		});
 		expect(item.pairedItem).toEqual({ item: 0 });
@@ -107,7 +100,7 @@ describe('generate', () => {
 	it('sends the key to a result link on the gateway\'s own origin', async () => {
 		const { output } = await run({ prompt: 'same host [same-origin]' });
 		const taskId = output[0].json.task_id as string;
-		expect(output[0].json.result_url).toBe(`${gateway.baseUrl}/v1/videos/${taskId}/content`);
+		expect(output[0].json.result_url).toBe(`${env.gateway.baseUrl}/v1/videos/${taskId}/content`);
 		expect(binaryBytes(output[0]).equals(sampleVideo)).toBe(true);
 		const [content] = apiRequests('GET', '/v1/videos/');
 		expect(content.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -124,7 +117,7 @@ describe('generate', () => {
 		expect(Object.keys(output[0].binary ?? {})).toEqual(['video']);
 		expect(JSON.parse(submits()[0].rawBody)).toEqual({ seed: 7, model: 'video-2-0-fast-260128', prompt: 'a fox', seconds: '8', size: '720x1280' });
 
-		gateway.reset();
+		env.gateway.reset();
 		const linkOnly = await run({ prompt: 'a fox', options: { downloadVideo: false } });
 		expect(linkOnly.output[0].binary).toBeUndefined();
 		expect(linkOnly.output[0].json.result_url).toMatch(/\.mp4$/);
@@ -170,19 +163,19 @@ describe('generate', () => {
 		expect(polls()).toHaveLength(6);
 		expect(clock.sleeps).toEqual([5000, 5000, 5000, 5000, 5000, 5000]);
 
-		gateway.reset();
+		env.gateway.reset();
 		const error = await runError({ prompt: 'endless [never]', options: { maxWaitSeconds: 10, pollIntervalSeconds: 5 } });
 		expect(error.message).toMatch(/^Video task task_\w+ is still running after 10 s \(last status IN_PROGRESS, progress 20%\)/);
 	});
 
 	it('retries 500 and 502 answers to polls, and gives up after two minutes of them, naming the task', async () => {
-		gateway.queueFaults(`${SUBMIT}/`, ['500-json', '502-html']);
+		env.gateway.queueFaults(`${SUBMIT}/`, ['500-json', '502-html']);
 		const { output } = await run({ prompt: 'ok' });
 		expect(output[0].json.status).toBe('SUCCESS');
 		expect(polls()).toHaveLength(5);
 
-		gateway.reset();
-		gateway.queueFaults(`${SUBMIT}/`, Array.from({ length: 40 }, () => '503-html' as const));
+		env.gateway.reset();
+		env.gateway.queueFaults(`${SUBMIT}/`, Array.from({ length: 40 }, () => '503-html' as const));
 		const down = await run({ prompt: 'gateway down' }, { continueOnFail: true });
 		const json = down.output[0].json;
 		expect(json.error).toBe(`Could not check video task ${json.task_id} (25 polls in a row failed): The gateway failed to answer (HTTP 503): it answered with an HTML error page ("503 Service Temporarily Unavailable")`);
@@ -192,7 +185,7 @@ describe('generate', () => {
 
 	it('reports an expired link with the task id, whichever origin it is on', async () => {
 		for (const prompt of ['old link [expired]', 'old link [expired] [same-origin]']) {
-			gateway.reset();
+			env.gateway.reset();
 			const { output } = await run({ prompt }, { continueOnFail: true });
 			const json = output[0].json;
 			expect(json.error).toMatch(new RegExp(`^The video link of task ${json.task_id} has expired or is no longer available \\(HTTP 403: "Request has expired"\\)`));
@@ -219,8 +212,8 @@ describe('generate', () => {
 		expect(output.map((item) => item.pairedItem)).toEqual([0, 1, 2, 3, 4].map((item) => ({ item })));
 		expect(new Set(output.map((item) => item.json.task_id)).size).toBe(5);
 		expect(submits().map((r) => JSON.parse(r.rawBody).prompt).sort()).toEqual(['video 0', 'video 1', 'video 2', 'video 3', 'video 4']);
-		const firstPoll = gateway.requests.findIndex((r) => r.method === 'GET');
-		expect(gateway.requests.slice(0, firstPoll).filter((r) => r.method === 'POST')).toHaveLength(5);
+		const firstPoll = env.gateway.requests.findIndex((r) => r.method === 'GET');
+		expect(env.gateway.requests.slice(0, firstPoll).filter((r) => r.method === 'POST')).toHaveLength(5);
 		expect(polls()).toHaveLength(15);
 		expect(clock.sleeps).toEqual([5000, 5000, 5000]);
 		for (const item of output) expect(binaryBytes(item).equals(sampleVideo)).toBe(true);
@@ -264,11 +257,11 @@ describe('generate', () => {
 		for (const [parameters, message] of cases) {
 			expect((await runError(parameters)).message).toContain(message);
 		}
-		expect(gateway.requests).toHaveLength(0);
+		expect(env.gateway.requests).toHaveLength(0);
 	});
 
 	it('does not submit again after a 502 (the task may exist: paying twice is worse), and says so', async () => {
-		gateway.queueFaults(SUBMIT, ['502-html']);
+		env.gateway.queueFaults(SUBMIT, ['502-html']);
 		const error = await runError({ prompt: 'once only' });
 		expect(error.message).toContain('HTTP 502');
 		expect(error.description).toContain('may have created the task even so; it was not submitted again');
@@ -296,7 +289,7 @@ describe('submit, get status, download', () => {
 		const statuses: IDataObject[] = [];
 		for (let i = 0; i < 3; i++) statuses.push((await run({ operation: 'getStatus', taskId })).output[0].json);
 		expect(statuses.map((s) => s.status)).toEqual(['NOT_START', 'IN_PROGRESS', 'SUCCESS']);
-		expect(statuses[2]).toEqual({ task_id: taskId, status: 'SUCCESS', progress: '100%', result_url: `${gateway.fileBaseUrl}/files/videos/${taskId}.mp4` });
+		expect(statuses[2]).toEqual({ task_id: taskId, status: 'SUCCESS', progress: '100%', result_url: `${env.gateway.fileBaseUrl}/files/videos/${taskId}.mp4` });
 
 		const downloaded = await run({ operation: 'download', taskId });
 		expect(downloaded.output[0].json).toMatchObject({ task_id: taskId, status: 'SUCCESS' });
@@ -321,8 +314,8 @@ describe('submit, get status, download', () => {
 		const error = await runError({ operation: 'getStatus', taskId: 'task_doesnotexist' });
 		expect(error.message).toBe('Checking video task task_doesnotexist failed: Not found (HTTP 404): "task_not_exist" (code task_not_exist)');
 		expect(error.description).toContain('does not know this task ID');
-		gateway.reset();
+		env.gateway.reset();
 		expect((await runError({ operation: 'download', taskId: ' ' })).message).toBe('"Task ID" must not be empty (item 0)');
-		expect(gateway.requests).toHaveLength(0);
+		expect(env.gateway.requests).toHaveLength(0);
 	});
 });
