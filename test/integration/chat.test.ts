@@ -7,7 +7,6 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
 import { useGateway } from '../gateway/testing';
-import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-chat-0123456789';

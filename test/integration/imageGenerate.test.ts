@@ -12,7 +12,6 @@ import { PNG } from 'pngjs';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { useGateway } from '../gateway/testing';
-import type { Gateway } from '../gateway';
 import { binaryBytes, createExecuteContext } from '../helpers/executeContext';
 import type { GatewayCredentialData } from '../helpers/executeContext';
 

@@ -7,7 +7,6 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { createMessage } from '../../nodes/GatewayMessages/create';
 import { useGateway } from '../gateway/testing';
-import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-messages-0123456789';

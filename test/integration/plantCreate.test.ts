@@ -3,7 +3,6 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { useGateway } from '../gateway/testing';
-import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-plants-0123456789';
