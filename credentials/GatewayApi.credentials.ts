@@ -7,7 +7,7 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import { isHttpUrl, normalizeBaseUrl } from '../nodes/shared/url';
+import { CredentialProblem, checkGatewayCredential } from '../nodes/shared/credentialSettings';
 
 export class GatewayApi implements ICredentialType {
 	name = 'gatewayApi';
@@ -48,6 +48,18 @@ export class GatewayApi implements ICredentialType {
 			description:
 				"Your group's discount multiplier on the gateway. Only used for the cost estimates the nodes output.",
 		},
+		// Header values are often keys of their own (Portkey, Helicone): hidden like the API key.
+		// eslint-disable-next-line @n8n/community-nodes/credential-unnecessary-password
+		{
+			displayName: 'Custom Headers',
+			name: 'customHeaders',
+			type: 'string',
+			typeOptions: { password: true, rows: 3 },
+			default: '',
+			placeholder: 'e.g. {"x-portkey-provider": "openai", "x-portkey-api-key": "..."}',
+			description:
+				'Extra headers sent with every request to the gateway (never to file links or other hosts), as a JSON object of header names to text values. Relays such as Portkey or Helicone need them. May not set Authorization.',
+		},
 	];
 
 	// A function rather than a header template, so that a malformed key or address is refused with a
@@ -56,23 +68,19 @@ export class GatewayApi implements ICredentialType {
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
-		const apiKey = String(credentials.apiKey ?? '').trim();
-		if (!apiKey.startsWith('sk-')) {
-			throw new Error(
-				'The Model Gateway API key must begin with "sk-". Check the API Key field of the credential (the key is not shown here).',
-			);
-		}
-		const baseUrl = String(credentials.baseUrl ?? '');
-		if (!isHttpUrl(normalizeBaseUrl(baseUrl))) {
-			throw new Error(
-				'The Model Gateway Base URL must look like http(s)://host[:port][/path], for example https://gateway.example.com',
-			);
+		let settings;
+		try {
+			settings = checkGatewayCredential(credentials);
+		} catch (error) {
+			// The problem names the field and never repeats the key or a header value.
+			if (error instanceof CredentialProblem) throw new Error(error.message);
+			throw error;
 		}
 		const authenticated: IHttpRequestOptions = {
 			...requestOptions,
-			headers: { ...requestOptions.headers, Authorization: `Bearer ${apiKey}` },
+			headers: { ...requestOptions.headers, ...settings.customHeaders, Authorization: `Bearer ${settings.apiKey}` },
 		};
-		if (authenticated.baseURL) authenticated.baseURL = normalizeBaseUrl(authenticated.baseURL);
+		if (authenticated.baseURL) authenticated.baseURL = settings.baseUrl;
 		return authenticated;
 	}
 

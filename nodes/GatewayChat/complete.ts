@@ -1,9 +1,9 @@
 /** POST /v1/chat/completions for every item, streamed or not, with the same output either way. */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { callChat } from '../shared/chatCommon';
+import { callChat } from '../shared/chatCall';
 import { runPerItem } from '../shared/itemRunner';
-import { ChatCompletionStream, chatAnswerText, chatOutput, isChatErrorReply } from './reply';
+import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from './reply';
 import type { ChatCompletion } from './reply';
 import { chatRequestBody, readChatInput } from './request';
 
@@ -17,9 +17,10 @@ export async function complete(this: IExecuteFunctions): Promise<INodeExecutionD
 				stream: input.stream,
 				itemIndex,
 				what: 'The chat request',
+				deadlineMs: input.deadlineMs,
 				newReplyStream: () => new ChatCompletionStream(),
 				answerText: chatAnswerText,
-				isErrorReply: isChatErrorReply,
+				replyProblem: chatReplyProblem,
 			});
 			const json = chatOutput(completion);
 			if (input.includeRawResponse) json.rawResponse = completion;

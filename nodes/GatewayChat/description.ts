@@ -6,6 +6,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import {
 	effortOption,
+	chatTimeoutOption,
 	includeRawResponseOption,
 	maxTokensField,
 	messagesField,
@@ -38,6 +39,7 @@ export const chatProperties: INodeProperties[] = [
 			default: 1,
 			description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
 		},
+		chatTimeoutOption,
 		{
 			displayName: 'Top P',
 			name: 'topP',

@@ -5,8 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { eventJson, GatewayReplyError } from '../shared/chatCommon';
-import type { ReplyStream } from '../shared/chatCommon';
+import { StreamFault, eventJson } from '../shared/chatCall';
+import type { ReplyStream } from '../shared/chatCall';
 import type { ServerSentEvent } from '../shared/sse';
 
 export interface ChatCompletion extends IDataObject {
@@ -49,8 +49,12 @@ export function chatAnswerText(completion: ChatCompletion): string {
 	return chatOutput(completion).text as string;
 }
 
-export function isChatErrorReply(completion: ChatCompletion): boolean {
-	return typeof completion?.error === 'object' && completion.error !== null && !Array.isArray(completion.choices);
+/** What a whole answer lacks to be a reply: at least one choice with a message. */
+export function chatReplyProblem(completion: ChatCompletion): string | undefined {
+	if (!Array.isArray(completion.choices) || completion.choices.length === 0) return 'choices';
+	const message = completion.choices[0]?.message;
+	if (typeof message !== 'object' || message === null) return 'message in its first choice';
+	return undefined;
 }
 
 interface ToolCallParts {
@@ -80,12 +84,13 @@ export class ChatCompletionStream implements ReplyStream<ChatCompletion> {
 	}
 
 	take(event: ServerSentEvent): string | undefined {
-		if (event.data === '[DONE]') {
+		// `data: [DONE] ` with a trailing space is still the end mark.
+		if (event.data.trim() === '[DONE]') {
 			this.done = true;
 			return undefined;
 		}
 		const chunk = eventJson(event);
-		if (event.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw GatewayReplyError.from(chunk);
+		if (event.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw StreamFault.reported(chunk);
 		// Named one by one rather than looped over by key: this runs once per event of the stream.
 		if (chunk.id !== undefined && chunk.id !== null) this.head.id = chunk.id;
 		if (chunk.created !== undefined && chunk.created !== null) this.head.created = chunk.created;

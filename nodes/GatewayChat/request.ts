@@ -4,15 +4,9 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import {
-	mergeBody,
-	readEffort,
-	readMaxTokens,
-	readMessages,
-	readOptionalNumber,
-	readStopSequences,
-} from '../shared/chatCommon';
-import type { ChatMessage } from '../shared/chatCommon';
+import { requestBody } from '../shared/body';
+import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chatInput';
+import type { ChatMessage } from '../shared/chatInput';
 import { readExtraBody, readModelId } from '../shared/validate';
 import { CHAT_ROLES } from './description';
 
@@ -30,6 +24,7 @@ export interface ChatInput {
 	stop?: string[];
 	extraBody: IDataObject;
 	includeRawResponse: boolean;
+	deadlineMs: number;
 }
 
 export function readChatInput(ctx: IExecuteFunctions, itemIndex: number): ChatInput {
@@ -46,12 +41,13 @@ export function readChatInput(ctx: IExecuteFunctions, itemIndex: number): ChatIn
 		stop: readStopSequences(ctx, itemIndex, options.stop, 'Stop Sequences', MAX_STOP_SEQUENCES),
 		extraBody: readExtraBody(ctx, itemIndex),
 		includeRawResponse: options.includeRawResponse === true,
+		deadlineMs: readChatDeadline(ctx, itemIndex, options),
 	};
 }
 
 /** The `POST /v1/chat/completions` body: Extra Body Fields first, the node's fields on top. */
 export function chatRequestBody(input: ChatInput): IDataObject {
-	return mergeBody(input.extraBody, {
+	return requestBody(input.extraBody, {
 		model: input.model,
 		messages: input.messages.map(({ role, content }) => ({ role, content })),
 		max_tokens: input.maxTokens,

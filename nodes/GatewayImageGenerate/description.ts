@@ -1,5 +1,5 @@
 /**
- * The panel of Gateway Image Generate, and which field of the request body (interface document
+ * The panel of Gateway Image Generate, and which field of the request body (interface document (docs/gateway-interface.md)
  * 2.1) each node parameter becomes: adding a gateway field is one property here and one entry in
  * IMAGE_BODY_FIELDS.
  */

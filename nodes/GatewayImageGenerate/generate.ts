@@ -2,13 +2,12 @@
  * POST /v1/images/generations for each item, then one output item per image with the file in
  * binary data: inline Base64 decoded, links downloaded at once (they are temporary) as streams.
  */
-import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bufferToBinary, isPageContentType, streamToBinary } from '../shared/binary';
-import type { FileType } from '../shared/binary';
-import { attachItemFields } from '../shared/errors';
-import { mapConcurrent, runPerItem } from '../shared/itemRunner';
+import { bufferToBinary, downloadToBinary } from '../shared/binary';
+import { errorItem } from '../shared/edge';
+import { GatewayError, missingResultError, withFields } from '../shared/errors';
+import { runPerItem, settleConcurrent } from '../shared/itemRunner';
 import type { GatewayClient } from '../shared/transport';
 import { buildImageBody, readImageRequest } from './request';
 import type { ImageRequest } from './request';
@@ -17,84 +16,75 @@ import type { ImageAnswer, PlannedImage } from './response';
 
 /** Links of one answer fetched side by side: they are temporary, but one item's batch is small. */
 const DOWNLOADS_AT_ONCE = 4;
-const GENERATION_TIMEOUT_MS = 300_000;
+const GENERATION_DEADLINE_MS = 300_000;
 
-async function imageFile(
-	ctx: IExecuteFunctions,
-	client: GatewayClient,
-	image: PlannedImage,
-	itemIndex: number,
-): Promise<IBinaryData | undefined> {
+async function imageFile(ctx: IExecuteFunctions, client: GatewayClient, image: PlannedImage, itemIndex: number): Promise<IBinaryData | undefined> {
+	const what = `Downloading image ${image.index} of item ${itemIndex}`;
 	if (image.base64 !== undefined) {
 		const bytes = Buffer.from(image.base64, 'base64');
-		if (bytes.length === 0) {
-			throw new NodeOperationError(ctx.getNode(), `The gateway sent image ${image.index} as empty Base64 data (item ${itemIndex})`, { itemIndex });
-		}
+		if (bytes.length === 0) throw new GatewayError({ kind: 'protocol', headline: `The gateway sent image ${image.index} as empty Base64 data`, itemIndex });
 		return await bufferToBinary(ctx, bytes, { baseName: image.baseName, fallback: UNKNOWN_FILE });
 	}
 	if (image.download === undefined) return undefined;
-	return await downloadImage(ctx, client, image, image.download, itemIndex);
+	return await downloadToBinary(ctx, client, {
+		link: image.download,
+		what,
+		expected: 'an image',
+		mediaPrefix: 'image/',
+		downloadOption: 'Download Image',
+		naming: { baseName: image.baseName, fallback: UNKNOWN_FILE },
+		fallback: fileTypeFromHeader,
+		itemIndex,
+	});
 }
 
-/** Streams a link into binary data, typed from its first bytes. */
-async function downloadImage(
-	ctx: IExecuteFunctions,
-	client: GatewayClient,
-	image: PlannedImage,
-	link: string,
-	itemIndex: number,
-): Promise<IBinaryData> {
-	const what = `Downloading image ${image.index} of item ${itemIndex}`;
-	const response = await client.download(link, { itemIndex, what });
-	const contentType = response.headers['content-type'];
-	let refused: NodeOperationError | undefined;
-	const refusePages = (sniffed: FileType | undefined) => {
-		if (sniffed || !isPageContentType(contentType)) return;
-		refused = new NodeOperationError(ctx.getNode(), `${what} failed: the link answered with ${String(contentType).split(';')[0]} instead of an image`, {
-			itemIndex,
-			description: 'The file host sent a page (often an error or login page) instead of the image. Check the link in the output.',
-		});
-		throw refused;
-	};
-	try {
-		return await streamToBinary(ctx, response.body, { baseName: image.baseName, fallback: fileTypeFromHeader(contentType) }, refusePages);
-	} catch (error) {
-		response.body.destroy();
-		const reason = client.scrub((error as Error)?.message ?? String(error));
-		throw refused ?? new NodeOperationError(ctx.getNode(), `${what} failed: the image could not be received in full (${reason})`, { itemIndex });
-	}
+/** The generated images that did arrive, for the message of a failed sibling. */
+function keptImages(items: INodeExecutionData[]): string {
+	return items.map(({ json }) => `image ${String(json.index)}${json.url ? ` (${String(json.url)})` : ''}`).join('; ');
 }
 
-async function generateForItem(
-	ctx: IExecuteFunctions,
-	client: GatewayClient,
-	request: ImageRequest,
-	itemIndex: number,
-): Promise<INodeExecutionData[]> {
+/**
+ * One item: one paid generation request (never re-sent once the gateway may have acted), then
+ * every image on its own: one link that fails fails that image only. With Continue On Fail the
+ * bad image becomes an error item beside the good ones; without it the error names the images
+ * that were generated, so none of them is lost.
+ */
+async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, request: ImageRequest, itemIndex: number): Promise<INodeExecutionData[]> {
+	const what = 'Generating the images';
 	const answer = await client.json<ImageAnswer>({
 		method: 'POST',
 		path: '/v1/images/generations',
 		body: buildImageBody(request),
 		itemIndex,
-		timeoutMs: GENERATION_TIMEOUT_MS,
-		what: 'Generating the images',
-		// Retried as usual (unlike a video submit): a lost answer leaves nothing to recover, so a
-		// retry costs no more than the re-run the user would otherwise make.
+		deadlineMs: GENERATION_DEADLINE_MS,
+		retry: { idempotent: false },
+		what,
 	});
 	const problem = imageAnswerProblem(answer);
-	if (problem) throw new NodeOperationError(ctx.getNode(), `${problem} (item ${itemIndex})`, { itemIndex });
+	if (problem) throw missingResultError(what, problem, answer, { itemIndex });
 
 	const images = planImages(answer, request, client.groupMultiplier);
-	return await mapConcurrent(images, DOWNLOADS_AT_ONCE, async (image) => {
-		try {
-			const file = await imageFile(ctx, client, image, itemIndex);
-			return file ? { json: image.json, binary: { [request.binaryPropertyName]: file } } : { json: image.json };
-		} catch (error) {
-			// On Continue On Fail the error item still says which image and link failed.
-			const { model, index, url } = image.json;
-			throw attachItemFields(error as Error, url === undefined ? { model, index } : { model, index, url });
-		}
+	const settled = await settleConcurrent(images, DOWNLOADS_AT_ONCE, async (image) => {
+		const file = await imageFile(ctx, client, image, itemIndex);
+		return file ? { json: image.json, binary: { [request.binaryPropertyName]: file } } : { json: image.json };
 	});
+	const good = settled.flatMap((entry) => ('value' in entry ? [entry.value] : []));
+	const failed = settled.flatMap((entry, position) => ('error' in entry ? [{ error: entry.error, image: images[position] }] : []));
+	if (failed.length === 0) return good;
+	const withImage = failed.map(({ error, image }) => {
+		const { model, index, url } = image.json;
+		return withFields(error, url === undefined ? { model, index } : { model, index, url });
+	});
+	if (ctx.continueOnFail()) {
+		const errors = withImage.map((error) => errorItem(ctx.getNode(), error, itemIndex, client.masker));
+		return [...good, ...errors].sort((a, b) => Number(a.json.index ?? 0) - Number(b.json.index ?? 0));
+	}
+	const [first] = withImage;
+	if (good.length > 0 && first instanceof GatewayError) {
+		first.hint = `${first.hint ? `${first.hint} ` : ''}The other images of this item were generated and downloaded: ${keptImages(good)}. Turn on Continue On Fail to keep them in the output.`;
+		first.fields = { ...first.fields, generatedImages: good.map(({ json }) => ({ index: json.index, url: json.url ?? null })) };
+	}
+	throw first;
 }
 
 export async function generateImages(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -4,6 +4,7 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { requestBody } from '../shared/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, requireText } from '../shared/validate';
 import { IMAGE_BODY_FIELDS, MAX_IMAGES_PER_REQUEST } from './description';
 
@@ -24,11 +25,9 @@ export interface ImageRequest {
 
 /** The request body: the extra fields first, so the node's own fields take precedence. */
 export function buildImageBody(request: ImageRequest): IDataObject {
-	const body: IDataObject = { ...request.extraBody };
-	for (const [parameter, field] of Object.entries(IMAGE_BODY_FIELDS)) {
-		body[field] = request[parameter as keyof typeof IMAGE_BODY_FIELDS];
-	}
-	return body;
+	const fields: IDataObject = {};
+	for (const [parameter, field] of Object.entries(IMAGE_BODY_FIELDS)) fields[field] = request[parameter as keyof typeof IMAGE_BODY_FIELDS];
+	return requestBody(request.extraBody, fields);
 }
 
 export function readImageRequest(ctx: IExecuteFunctions, itemIndex: number): ImageRequest {

@@ -1,5 +1,5 @@
 /**
- * The answer of POST /v1/images/generations (interface document 2.2) -> what each output item
+ * The answer of POST /v1/images/generations (interface document (docs/gateway-interface.md) 2.2) -> what each output item
  * gets: its JSON, and where its file comes from (a link to download, or inline Base64).
  * Pure, so every decision here is unit-tested.
  */
@@ -24,12 +24,12 @@ export interface PlannedImage {
 	baseName: string;
 }
 
-/** What is wrong with the answer, or undefined when every element carries an image. */
+/** What the answer lacks ("images (…)"), or undefined when every element carries an image. */
 export function imageAnswerProblem(answer: unknown): string | undefined {
 	const data = (answer as ImageAnswer | undefined)?.data;
-	if (!Array.isArray(data) || data.length === 0) return 'The gateway answered without any image (no "data" list)';
+	if (!Array.isArray(data) || data.length === 0) return 'images (no "data" list)';
 	const bad = data.findIndex((entry) => !isNonEmptyString(entry?.url) && !isNonEmptyString(entry?.b64_json));
-	if (bad !== -1) return `The gateway answered image ${bad} with neither a "url" nor "b64_json"`;
+	if (bad !== -1) return `"url" or "b64_json" for image ${bad}`;
 	return undefined;
 }
 

@@ -1,11 +1,11 @@
 /** POST /v1/messages for every item, streamed or not, with the same output either way. */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { callChat } from '../shared/chatCommon';
+import { callChat } from '../shared/chatCall';
 import { runPerItem } from '../shared/itemRunner';
-import { MessageEventStream, isMessagesErrorReply, messagesAnswerText, messagesOutput } from './reply';
+import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem } from './reply';
 import type { NativeMessage } from './reply';
-import { messagesRequestBody, readMessagesInput } from './request';
+import { MESSAGES_HEADERS, messagesRequestBody, readMessagesInput } from './request';
 
 export async function createMessage(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(this, {
@@ -17,9 +17,11 @@ export async function createMessage(this: IExecuteFunctions): Promise<INodeExecu
 				stream: input.stream,
 				itemIndex,
 				what: 'The messages request',
+				deadlineMs: input.deadlineMs,
+				headers: MESSAGES_HEADERS,
 				newReplyStream: () => new MessageEventStream(),
 				answerText: messagesAnswerText,
-				isErrorReply: isMessagesErrorReply,
+				replyProblem: messagesReplyProblem,
 			});
 			const json = messagesOutput(message);
 			if (input.includeRawResponse) json.rawResponse = message;

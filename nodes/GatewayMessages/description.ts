@@ -6,6 +6,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import {
 	effortOption,
+	chatTimeoutOption,
 	includeRawResponseOption,
 	maxTokensField,
 	messagesField,
@@ -70,5 +71,6 @@ export const messagesProperties: INodeProperties[] = [
 			default: 2048,
 			description: `Tokens the model may spend thinking when Thinking is Enabled With Budget (\`thinking.budget_tokens\`): at least ${MIN_THINKING_BUDGET}, and below Max Tokens`,
 		},
+		chatTimeoutOption,
 	]),
 ];

@@ -5,8 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { BrokenStreamError, eventJson, GatewayReplyError } from '../shared/chatCommon';
-import type { ReplyStream } from '../shared/chatCommon';
+import { StreamFault, eventJson } from '../shared/chatCall';
+import type { ReplyStream } from '../shared/chatCall';
 import type { ServerSentEvent } from '../shared/sse';
 
 export interface NativeMessage extends IDataObject {
@@ -42,8 +42,9 @@ export function messagesAnswerText(message: NativeMessage): string {
 	return blocksOfType(message, 'text', 'text').join('');
 }
 
-export function isMessagesErrorReply(message: NativeMessage): boolean {
-	return message?.type === 'error';
+/** What a whole answer lacks to be a message: its content blocks. */
+export function messagesReplyProblem(message: NativeMessage): string | undefined {
+	return Array.isArray(message.content) ? undefined : 'content';
 }
 
 interface BlockParts {
@@ -87,7 +88,7 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 				this.done = true;
 				return undefined;
 			case 'error':
-				throw GatewayReplyError.from(payload);
+				throw StreamFault.reported(payload);
 			default:
 				// `ping`, `content_block_stop` (blocks are finished once, in reply()) and event types added later
 				return undefined;
@@ -101,7 +102,7 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 
 	private takeDelta(index: number, delta: IDataObject): string | undefined {
 		const parts = this.blocks[index];
-		if (!parts) throw new BrokenStreamError(`The gateway sent a content_block_delta for block ${index}, which was never started`);
+		if (!parts) throw StreamFault.broken(`the gateway sent a content_block_delta for block ${index}, which was never started`);
 		switch (delta.type) {
 			case 'text_delta': {
 				const text = typeof delta.text === 'string' ? delta.text : String(delta.text ?? '');
@@ -147,7 +148,7 @@ function finishBlock(parts: BlockParts): IDataObject {
 	if (parts.json.length > 0) {
 		const text = parts.json.join('');
 		const input = text.trim() === '' ? {} : parseObject(text);
-		if (input === undefined) throw new BrokenStreamError(`The gateway streamed tool input that is not JSON: ${text.slice(0, 120)}`);
+		if (input === undefined) throw StreamFault.broken('the gateway streamed tool input that is not JSON', text);
 		block.input = input;
 	}
 	return block;

@@ -4,10 +4,14 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { mergeBody, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chatCommon';
-import type { ChatMessage } from '../shared/chatCommon';
+import { requestBody } from '../shared/body';
+import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chatInput';
+import type { ChatMessage } from '../shared/chatInput';
 import { fieldError, readExtraBody, readInteger, readModelId } from '../shared/validate';
 import { MESSAGES_ROLES, MIN_THINKING_BUDGET } from './description';
+
+/** The version of the native format these bodies follow; a custom header of the same name wins. */
+export const MESSAGES_HEADERS: Record<string, string> = { 'anthropic-version': '2023-06-01' };
 
 export type ThinkingMode = 'off' | 'adaptive' | 'enabled';
 
@@ -24,6 +28,7 @@ export interface MessagesInput {
 	stopSequences?: string[];
 	extraBody: IDataObject;
 	includeRawResponse: boolean;
+	deadlineMs: number;
 }
 
 function readThinking(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject, maxTokens: number): Pick<MessagesInput, 'thinking' | 'thinkingBudget'> {
@@ -56,6 +61,7 @@ export function readMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Me
 		stopSequences: readStopSequences(ctx, itemIndex, options.stopSequences, 'Stop Sequences'),
 		extraBody: readExtraBody(ctx, itemIndex),
 		includeRawResponse: options.includeRawResponse === true,
+		deadlineMs: readChatDeadline(ctx, itemIndex, options),
 	};
 }
 
@@ -67,7 +73,7 @@ function thinkingField(input: MessagesInput): IDataObject | undefined {
 
 /** The `POST /v1/messages` body: Extra Body Fields first, the node's fields on top. */
 export function messagesRequestBody(input: MessagesInput): IDataObject {
-	return mergeBody(input.extraBody, {
+	return requestBody(input.extraBody, {
 		model: input.model,
 		max_tokens: input.maxTokens,
 		messages: input.messages.map(({ role, content }) => ({ role, content })),

@@ -4,9 +4,11 @@
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { GatewayError, missingResultError } from '../shared/errors';
 import { runPerItem } from '../shared/itemRunner';
 import { parseJsonKeepingBigIntegers, toInt64Literal } from '../shared/json';
-import { fieldError, requireText } from '../shared/validate';
+import type { GatewayClient } from '../shared/transport';
+import { fieldError, readText, requireText } from '../shared/validate';
 
 export interface NewPlantInput {
 	idDigits: string;
@@ -22,27 +24,48 @@ export function newPlantBody(input: NewPlantInput): string {
 }
 
 export function readNewPlant(ctx: IExecuteFunctions, itemIndex: number): NewPlantInput {
-	const { digits, problem } = toInt64Literal(ctx.getNodeParameter('id', itemIndex, '') as unknown);
+	const rawId = ctx.getNodeParameter('id', itemIndex, '') as unknown;
+	if (typeof rawId === 'object' && rawId !== null) throw fieldError(ctx, itemIndex, 'ID', 'must be a whole number, but the expression gave an object', 'Map a number field, e.g. {{ $json.id }}.');
+	const { digits, problem } = toInt64Literal(rawId);
 	if (problem || digits === undefined) throw fieldError(ctx, itemIndex, 'ID', problem ?? 'is invalid', 'The plant store takes an int64 whole number.');
 	const name = requireText(ctx, itemIndex, 'name', 'Name', 'Every plant needs a name.');
-	const tag = String(ctx.getNodeParameter('tag', itemIndex, '') ?? '').trim();
+	const tag = readText(ctx, itemIndex, 'tag', 'Tag');
 	return { idDigits: digits, name, tag: tag === '' ? undefined : tag };
+}
+
+const CREATE_DEADLINE_MS = 30_000;
+
+/**
+ * Creating a plant changes the store, so the request is never re-sent after an answer that leaves
+ * open whether the store acted (a 502, a dropped connection): the error says so instead.
+ */
+async function sendNewPlant(client: GatewayClient, input: NewPlantInput, itemIndex: number): Promise<IDataObject> {
+	const what = 'Creating the plant';
+	const plant = await client
+		.json<IDataObject>(
+			{ method: 'POST', path: '/plants', body: newPlantBody(input), itemIndex, deadlineMs: CREATE_DEADLINE_MS, retry: { idempotent: false }, what },
+			parseJsonKeepingBigIntegers,
+		)
+		.catch((error: unknown) => {
+			throw explainPlantFailure(error, input);
+		});
+	if (typeof plant.name !== 'string') throw missingResultError(what, 'plant (no "name")', plant, { itemIndex });
+	return plant;
+}
+
+function explainPlantFailure(error: unknown, input: NewPlantInput): unknown {
+	if (!(error instanceof GatewayError)) return error;
+	if (error.mayHaveActed) {
+		error.hint = `The request may have gone through even so: it was not sent again, so as not to create plant ${input.idDigits} twice. Check the store before running this item again.`;
+	} else if (error.kind === 'bad_request' && /already exists|duplicate|exists/i.test(error.gatewayMessage ?? '')) {
+		error.hint = `If an earlier run failed with a connection error, a timeout or a 5xx answer, it probably created plant ${input.idDigits}: check the store, and do not create it again.`;
+	}
+	return error;
 }
 
 export async function createPlant(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(this, {
 		prepare: (itemIndex) => readNewPlant(this, itemIndex),
-		run: async (input, itemIndex, client) => {
-			const response = await client.text({
-				method: 'POST',
-				path: '/plants',
-				body: newPlantBody(input),
-				itemIndex,
-				timeoutMs: 30_000,
-				what: 'Creating the plant',
-			});
-			const plant = response.body.trim() === '' ? {} : parseJsonKeepingBigIntegers<IDataObject>(response.body);
-			return { json: plant };
-		},
+		run: async (input, itemIndex, client) => ({ json: await sendNewPlant(client, input, itemIndex) }),
 	});
 }

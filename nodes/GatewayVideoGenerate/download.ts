@@ -5,9 +5,9 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runPerItem } from '../shared/itemRunner';
-import { phaseOf } from './pollDecision';
 import { readOutputInput, readTaskId } from './request';
-import { downloadVideo, fetchStatus, outcomeError, taskError, videoItem } from './taskApi';
+import { phaseOf } from './task';
+import { downloadVideo, fetchStatus, notFinishedError, taskFailedError, videoItem } from './taskApi';
 
 export async function download(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(ctx, {
@@ -15,16 +15,8 @@ export async function download(ctx: IExecuteFunctions): Promise<INodeExecutionDa
 		run: async ({ taskId, binaryPropertyName }, itemIndex, client) => {
 			const record = await fetchStatus(client, taskId, itemIndex);
 			const phase = phaseOf(record.status);
-			if (phase === 'failure') throw outcomeError(ctx, { kind: 'failure', record }, itemIndex);
-			if (phase === 'running') {
-				throw taskError(
-					ctx,
-					record,
-					itemIndex,
-					`Video task ${taskId} is not finished yet (status ${record.status}${record.progress ? `, progress ${record.progress}` : ''})`,
-					'Try again later, or use the Generate operation, which waits for the task.',
-				);
-			}
+			if (phase === 'failure') throw taskFailedError(record, itemIndex);
+			if (phase === 'running') throw notFinishedError(record, itemIndex);
 			if (!binaryPropertyName) return videoItem(record, {});
 			return videoItem(record, {}, binaryPropertyName, await downloadVideo(ctx, client, record, itemIndex));
 		},

@@ -3,22 +3,29 @@
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
  *
- * A task that fails, times out or cannot be checked becomes an error quoting its task id; with
- * Continue On Fail, an item carrying the task id and status. Without it, the first error stops
- * the run (nothing more is submitted, the loop stops) and its description lists the tasks of the
- * other items, so none of the paid tasks is lost.
+ * Every paid task stays findable. Each is logged at info level the moment it is created. A task
+ * that fails, times out or cannot be checked becomes an error quoting its task id; with Continue
+ * On Fail, an item carrying the task id and status. Without it, the first error stops the run
+ * (nothing more is submitted, the loop stops) and lists every other submitted task, in its
+ * description and in its data. A Stop ends the wait at once with one error listing every task
+ * (n8n keeps no node output after a Stop, so the list is logged too).
+ *
+ * This loop is the node's own (not runPerItem: the items share one wait), but its errors leave
+ * through the same edge, masked.
  */
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { asNodeError, createLimiter, errorItem, getConcurrency, prepareItems } from '../shared/itemRunner';
+import { asNodeError, errorItem } from '../shared/edge';
+import { GatewayError } from '../shared/errors';
+import { createLimiter, getConcurrency, prepareItems } from '../shared/itemRunner';
 import { GatewayClient } from '../shared/transport';
-import { CancelledError, realClock } from '../shared/timing';
+import { realClock } from '../shared/timing';
 import type { Clock } from '../shared/timing';
-import type { TaskRecord } from './pollDecision';
 import { TaskPoller } from './poller';
 import { readOutputInput, readSubmitInput, readWaitInput } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';
-import { downloadVideo, outcomeError, pollStatus, submitTask, videoItem } from './taskApi';
+import type { TaskRecord } from './task';
+import { downloadVideo, mayHaveCreatedTask, outcomeError, pollStatus, submitTask, videoItem } from './taskApi';
 
 export interface VideoRuntime {
 	/** Where the wait loop gets its time; tests pass a fake one. */
@@ -29,17 +36,37 @@ export const defaultRuntime: VideoRuntime = { clock: realClock };
 
 type GenerateInput = SubmitInput & WaitInput & OutputInput;
 
-/** At most this many other tasks are listed in a failing run's error. */
-const LISTED_TASKS = 20;
+/** One submitted task, as errors list it (in their description and their data). */
+export interface ListedTask extends IDataObject {
+	item: number;
+	task_id: string;
+	status: string;
+	progress: string | null;
+}
 
-function otherTasks(tasks: Map<number, TaskRecord>, failedItem: number): string {
-	const lines = [...tasks]
-		.filter(([itemIndex]) => itemIndex !== failedItem)
+export function listTasks(tasks: Map<number, TaskRecord>): ListedTask[] {
+	return [...tasks]
 		.sort(([a], [b]) => a - b)
-		.map(([itemIndex, record]) => `item ${itemIndex}: ${record.task_id} (${record.status}${record.progress ? `, ${record.progress}` : ''})`);
-	if (lines.length === 0) return '';
-	const more = lines.length > LISTED_TASKS ? `, and ${lines.length - LISTED_TASKS} more` : '';
-	return ` Tasks of the other items, to fetch with Get Status or Download: ${lines.slice(0, LISTED_TASKS).join('; ')}${more}.`;
+		.map(([item, record]) => ({ item, task_id: record.task_id, status: record.status, progress: record.progress ?? null }));
+}
+
+function taskLine(task: ListedTask): string {
+	return `item ${task.item}: ${task.task_id} (${task.status}${task.progress ? `, ${task.progress}` : ''})`;
+}
+
+function itemList(items: number[]): string {
+	return items.sort((a, b) => a - b).join(', ');
+}
+
+/** The words about the run's other tasks: every one of them, and the items that may have one. */
+export function otherTasksText(tasks: ListedTask[], failedItem: number | undefined, unconfirmed: number[], notSubmitted: number[]): string {
+	const others = tasks.filter((task) => task.item !== failedItem);
+	const parts: string[] = [];
+	if (others.length) parts.push(`${failedItem === undefined ? 'Video tasks of this run' : 'Tasks of the other items'}, to fetch with Get Status or Download: ${others.map(taskLine).join('; ')}.`);
+	const maybe = unconfirmed.filter((item) => item !== failedItem);
+	if (maybe.length) parts.push(`The submit of item${maybe.length > 1 ? 's' : ''} ${itemList(maybe)} got no answer: the gateway may have created a task (check its console).`);
+	if (notSubmitted.length) parts.push(`Not submitted: item${notSubmitted.length > 1 ? 's' : ''} ${itemList(notSubmitted)}.`);
+	return parts.join(' ');
 }
 
 export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = defaultRuntime): Promise<INodeExecutionData[][]> {
@@ -49,10 +76,18 @@ export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = d
 		...readOutputInput(ctx, itemIndex),
 	}));
 	const outputs = new Map<number, INodeExecutionData[]>();
-	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(entry.error, entry.itemIndex)]);
+	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), entry.error, entry.itemIndex)]);
 	const valid = prepared.filter((entry) => !entry.error);
 	if (valid.length > 0) await generateAll(ctx, runtime, valid as Array<{ itemIndex: number; input: GenerateInput }>, outputs);
 	return [prepared.flatMap(({ itemIndex }) => outputs.get(itemIndex) ?? [])];
+}
+
+function executionIdOf(ctx: IExecuteFunctions): string | undefined {
+	try {
+		return typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 async function generateAll(
@@ -62,6 +97,7 @@ async function generateAll(
 	outputs: Map<number, INodeExecutionData[]>,
 ): Promise<void> {
 	const client = await GatewayClient.create(ctx);
+	const node = ctx.getNode();
 	const continueOnFail = ctx.continueOnFail();
 	const limit = createLimiter(getConcurrency(ctx));
 	const itemOfTask = new Map<string, number>();
@@ -69,25 +105,36 @@ async function generateAll(
 		clock: runtime.clock,
 		signal: client.cancelSignal,
 		limit,
-		poll: async (taskId) => await pollStatus(client, taskId, itemOfTask.get(taskId) ?? 0),
+		poll: async (taskId, remainingMs) => await pollStatus(client, taskId, itemOfTask.get(taskId) ?? 0, remainingMs),
 	});
 	/** The latest known state of every submitted task, by item. */
 	const tasks = new Map<number, TaskRecord>();
-	let firstFailure: { error: Error; itemIndex: number } | undefined;
-	const halted = () => firstFailure !== undefined || client.cancelSignal?.aborted === true;
+	/** Items whose submit failed in a way that may have created a task anyway. */
+	const unconfirmed: number[] = [];
+	/** Items never submitted because the run stopped first. */
+	const notSubmitted: number[] = [];
+	let firstFailure: { error: unknown; itemIndex: number } | undefined;
+	const cancelled = () => client.cancelSignal?.aborted === true;
+	const halted = () => firstFailure !== undefined || cancelled();
 
 	const runItem = async ({ itemIndex, input }: { itemIndex: number; input: GenerateInput }): Promise<INodeExecutionData> => {
 		const submitted = await limit(async () => {
 			// Nothing more is paid for once the run is failing or cancelled.
-			if (halted()) throw new CancelledError('Not submitted: the run stopped before this item');
-			return await submitTask(client, input.body, itemIndex);
+			if (halted()) {
+				notSubmitted.push(itemIndex);
+				throw new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
+			}
+			return await submitTask(ctx, client, input.body, itemIndex).catch(async (error: unknown) => {
+				if (mayHaveCreatedTask(error)) unconfirmed.push(itemIndex);
+				return await Promise.reject(error);
+			});
 		});
 		const { model, ...record } = submitted;
 		itemOfTask.set(record.task_id, itemIndex);
 		tasks.set(itemIndex, record);
 		const outcome = await poller.watch(record, input);
 		tasks.set(itemIndex, outcome.record);
-		if (outcome.kind !== 'success') throw outcomeError(ctx, outcome, itemIndex);
+		if (outcome.kind !== 'success') throw outcomeError(outcome, itemIndex);
 		const extra = { model: model ?? input.fields.model };
 		if (!input.binaryPropertyName) return videoItem(outcome.record, extra);
 		const binary = await limit(async () => await downloadVideo(ctx, client, outcome.record, itemIndex));
@@ -99,20 +146,57 @@ async function generateAll(
 			try {
 				outputs.set(entry.itemIndex, [{ ...(await runItem(entry)), pairedItem: { item: entry.itemIndex } }]);
 			} catch (error) {
+				// A Stop is reported once, for the whole run, below.
+				if (cancelled()) return;
 				if (continueOnFail) {
-					outputs.set(entry.itemIndex, [errorItem(error as Error, entry.itemIndex)]);
+					outputs.set(entry.itemIndex, [errorItem(node, error, entry.itemIndex, client.masker)]);
 				} else if (!firstFailure) {
-					firstFailure = { error: error as Error, itemIndex: entry.itemIndex };
+					firstFailure = { error, itemIndex: entry.itemIndex };
 					poller.stop();
 				}
 			}
 		}),
 	);
 	await poller.finished();
+	const listed = listTasks(tasks);
+
+	if (cancelled()) {
+		// n8n keeps nothing a node returns or throws after a Stop (see the README): the log keeps the list.
+		const logger = (ctx as Partial<IExecuteFunctions>).logger;
+		if (typeof logger?.warn === 'function') {
+			logger.warn('Model Gateway: video run stopped while tasks may still be running', {
+				executionId: executionIdOf(ctx),
+				node: node.name,
+				tasks: client.masker.maskDeep(listed),
+				unconfirmedItems: unconfirmed,
+			});
+		}
+		const paid = listed.length > 0 || unconfirmed.length > 0;
+		const error = new GatewayError({
+			kind: 'cancelled',
+			headline: listed.length
+				? `The run was stopped while waiting for ${listed.length} video task${listed.length > 1 ? 's' : ''}`
+				: 'The run was stopped before the gateway confirmed any video task',
+			hint: paid
+				? `The tasks may still be running on the gateway (and be charged). ${otherTasksText(listed, undefined, unconfirmed, [])}`
+				: 'No video task was created.',
+			fields: { tasks: listed, unconfirmedItems: unconfirmed },
+		});
+		throw asNodeError(node, error, undefined, client.masker);
+	}
 	if (firstFailure) {
-		const error = asNodeError(ctx.getNode(), firstFailure.error, firstFailure.itemIndex);
-		const others = otherTasks(tasks, firstFailure.itemIndex);
-		if (others) error.description = `${error.description ?? ''}${others}`.trim();
-		throw error;
+		const { error, itemIndex } = firstFailure;
+		const others = otherTasksText(listed, itemIndex, unconfirmed, notSubmitted);
+		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
+		if (error instanceof GatewayError) {
+			if (others) error.hint = error.hint ? `${error.hint} ${others}` : others;
+			error.fields = { ...error.fields, ...extraFields };
+			throw asNodeError(node, error, itemIndex, client.masker);
+		}
+		// Not ours (a bug): its words go through the edge, and the list is added, masked too.
+		const nodeError = asNodeError(node, error, itemIndex, client.masker);
+		if (others) nodeError.description = client.masker.mask(`${nodeError.description ?? ''} ${others}`.trim());
+		nodeError.context = { ...(nodeError.context ?? {}), itemFields: client.masker.maskDeep({ ...((nodeError.context?.itemFields as IDataObject) ?? {}), ...extraFields }) };
+		throw nodeError;
 	}
 }

@@ -1,12 +1,13 @@
 /**
- * Get Status: one status request. A FAILURE is reported as data (status and fail_reason), not
- * as an error, so that a flow can branch on it with an If node.
+ * Get Status: one status request. A task that ended without a video (FAILURE, CANCELLED, …) is
+ * reported as data (status and fail_reason), not as an error, so that a flow can branch on it
+ * with an If node.
  */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runPerItem } from '../shared/itemRunner';
-import { taskFields } from './pollDecision';
 import { readTaskId } from './request';
+import { taskFields } from './task';
 import { fetchStatus } from './taskApi';
 
 export async function getStatus(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -3,13 +3,15 @@
  * registered here, and one tick polls every task that is due (within the execution's
  * concurrency bound), so ten videos take about as long as the slowest, not ten times as long.
  * The first poll comes one interval after the submit, nothing sleeps after the last poll, and a
- * cancel stops the loop at once: no poll is sent after it. Time comes from an injected Clock, so
- * tests run the loop without waiting.
+ * cancel stops the loop at once: no poll is sent after it. Max Wait is a hard limit: every poll is
+ * told how long the task's wait has left, and no poll is sent once it is over. Time comes from an
+ * injected Clock, so tests run the loop without waiting.
  */
 import type { Limiter } from '../shared/itemRunner';
 import type { Clock } from '../shared/timing';
-import { decideAfterPoll, nextWakeAt } from './pollDecision';
-import type { PollAnswer, TaskOutcome, TaskRecord, WatchState } from './pollDecision';
+import { decideAfterPoll, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
+import type { TaskRecord } from './task';
 
 /** Tasks due within this time of the earliest one are polled in the same tick. */
 const COALESCE_MS = 1000;
@@ -18,8 +20,11 @@ export interface PollerOptions {
 	clock: Clock;
 	/** The execution's cancel signal. */
 	signal?: AbortSignal;
-	/** One status request, a single attempt: the loop itself decides about failures. */
-	poll(taskId: string): Promise<PollAnswer>;
+	/**
+	 * One status request, a single attempt: the loop itself decides about failures. `remainingMs`
+	 * is what is left of the task's wait (in the clock's time): the request must not outlast it.
+	 */
+	poll(taskId: string, remainingMs: number): Promise<PollAnswer>;
 	/** Runs a request within the execution's concurrency bound. */
 	limit: Limiter;
 }
@@ -122,14 +127,18 @@ export class TaskPoller {
 
 	private async pollOnce(task: Watched, tickAt: number): Promise<void> {
 		if (this.halted || !this.tasks.has(task)) return;
+		const { clock } = this.options;
+		const remainingMs = waitEndOf(task.state) - clock.now();
+		// A tick that waited for a free slot past the task's wait end sends nothing more.
+		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, tickAt));
 		let answer: PollAnswer;
 		try {
-			answer = await this.options.poll(task.state.record.task_id);
+			answer = await this.options.poll(task.state.record.task_id, remainingMs);
 		} catch (error) {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
-		const decision = decideAfterPoll(task.state, answer, tickAt);
+		const decision = decideAfterPoll(task.state, answer, tickAt, clock.now());
 		if ('outcome' in decision) return task.settle(decision.outcome);
 		task.state = decision.state;
 		task.dueAt = decision.nextPollAt;

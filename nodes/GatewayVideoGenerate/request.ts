@@ -5,10 +5,11 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { requestBody } from '../shared/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, requireText } from '../shared/validate';
 
 export const DEFAULT_VIDEO_MODEL = 'video-2-0-fast-260128';
-/** The interface document asks for 5 to 10 seconds between polls; faster is refused. */
+/** The interface document (docs/gateway-interface.md) asks for 5 to 10 seconds between polls; faster is refused. */
 export const MIN_POLL_INTERVAL_SECONDS = 5;
 export const MAX_POLL_INTERVAL_SECONDS = 600;
 export const DEFAULT_MAX_WAIT_SECONDS = 900;
@@ -31,7 +32,7 @@ export interface VideoFields {
 
 /** The submit body (2.3): extra fields first, so the node's own fields win. */
 export function buildSubmitBody(fields: VideoFields, extraBody: IDataObject = {}): IDataObject {
-	return { ...extraBody, model: fields.model, prompt: fields.prompt, seconds: fields.seconds, size: fields.size };
+	return requestBody(extraBody, { model: fields.model, prompt: fields.prompt, seconds: fields.seconds, size: fields.size });
 }
 
 /** `1280x720` (also `1280 X 720`) -> `1280x720`; undefined when it is not a size. */

@@ -2,15 +2,15 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runPerItem } from '../shared/itemRunner';
-import { taskFields } from './pollDecision';
 import { readSubmitInput } from './request';
+import { taskFields } from './task';
 import { submitTask } from './taskApi';
 
 export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(ctx, {
 		prepare: (itemIndex) => readSubmitInput(ctx, itemIndex),
 		run: async (input, itemIndex, client) => {
-			const { model, ...record } = await submitTask(client, input.body, itemIndex);
+			const { model, ...record } = await submitTask(ctx, client, input.body, itemIndex);
 			return { json: { ...taskFields(record), model: model ?? input.fields.model } };
 		},
 	});

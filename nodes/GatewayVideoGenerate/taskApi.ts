@@ -1,179 +1,287 @@
 /**
  * The three calls of the video API (submit, status, download) through the shared transport, and
- * the errors that carry the task id: every error raised after a task exists names it and puts
- * it on the error item, so a paid task is never lost.
+ * the errors about a task. Everything here fails with a GatewayError (no n8n error is built here:
+ * the edge does that, masked), and every error raised after a task exists carries its task id in
+ * its headline and its fields, so a paid task is never lost.
  */
-import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { isPageContentType, streamToBinary } from '../shared/binary';
+import { downloadToBinary } from '../shared/binary';
 import type { FileType } from '../shared/binary';
-import { attachItemFields } from '../shared/errors';
-import { asNodeError } from '../shared/itemRunner';
-import type { ByteStream, GatewayClient } from '../shared/transport';
-import { describeOutcome, isPassingPollFailure, readStatusAnswer, readSubmitAnswer, taskFields } from './pollDecision';
-import type { PollAnswer, TaskOutcome, TaskRecord } from './pollDecision';
+import { GatewayError, missingResultError, withFields } from '../shared/errors';
+import type { GatewayErrorKind } from '../shared/errors';
+import type { GatewayClient } from '../shared/transport';
+import { isPassingPollFailure } from './pollDecision';
+import type { PollAnswer, TaskOutcome } from './pollDecision';
 import { VIDEO_PATH, statusPath } from './request';
+import { FAILURE_STATES, readStatusAnswer, readSubmitAnswer, statusWithProgress, taskFields } from './task';
+import type { SubmittedTask, TaskRecord } from './task';
 
-const SUBMIT_TIMEOUT_MS = 120_000;
-/** A status answer is small; a poll that hangs longer than this counts as a failed poll. */
-const STATUS_TIMEOUT_MS = 30_000;
-const DOWNLOAD_TIMEOUT_MS = 300_000;
-const MP4 = { mimeType: 'video/mp4', extension: 'mp4' };
+/** A submit that has not answered within this time is given up (it may still create the task). */
+export const SUBMIT_DEADLINE_MS = 120_000;
+/** A status answer is small: a poll that takes longer counts as a failed poll. */
+export const STATUS_DEADLINE_MS = 30_000;
+/** The whole download, to the last byte (a large video over a slow link needs minutes). */
+export const DOWNLOAD_DEADLINE_MS = 15 * 60_000;
+const MP4: FileType = { mimeType: 'video/mp4', extension: 'mp4' };
 
-/** An error about a task, carrying the task's fields onto the Continue On Fail item. */
-export function taskError(ctx: IExecuteFunctions, record: TaskRecord, itemIndex: number, message: string, description?: string): NodeOperationError {
-	return attachItemFields(new NodeOperationError(ctx.getNode(), message, { itemIndex, description }), taskFields(record));
+export const MAY_HAVE_CREATED_HINT =
+	'The gateway may have created the task: it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.';
+
+/** Kinds that say the gateway refused the submit, whatever the status (a 503 "no channel for this model"). */
+const REFUSED: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'not_found', 'redirect']);
+
+function fetchLater(taskId: string): string {
+	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${taskId}.`;
 }
 
-export function outcomeError(ctx: IExecuteFunctions, outcome: Exclude<TaskOutcome, { kind: 'success' }>, itemIndex: number): NodeOperationError {
-	const words = describeOutcome(outcome);
-	return taskError(ctx, outcome.record, itemIndex, words.message, words.description);
+// ---------------------------------------------------------------------------------------------
+// Submit
+
+/**
+ * Logs a new task at info level at once, so a paid task can be found in n8n's log even when the
+ * run is stopped, crashes or times out before its output is saved.
+ */
+function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: TaskRecord, itemIndex: number): void {
+	const logger = (ctx as Partial<IExecuteFunctions>).logger;
+	if (typeof logger?.info !== 'function') return;
+	let executionId: string | undefined;
+	try {
+		executionId = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+	} catch {
+		executionId = undefined; // a context without an execution (tests, tools)
+	}
+	logger.info('Model Gateway: video task created', { taskId: client.masker.mask(task.task_id), itemIndex, executionId, node: client.node.name });
+}
+
+/** Whether a failed submit may have created the task all the same (read from the error, never its words). */
+export function mayHaveCreatedTask(error: unknown): boolean {
+	return error instanceof GatewayError && error.mayHaveActed && !REFUSED.has(error.kind);
+}
+
+/** A failed submit; when the task may exist all the same, the hint says so. */
+function submitFailure(error: unknown): unknown {
+	if (!(error instanceof GatewayError)) return error;
+	if (mayHaveCreatedTask(error)) error.hint = MAY_HAVE_CREATED_HINT;
+	// A refusal (a 503 "no channel for this model") created nothing, whatever its status.
+	else if (REFUSED.has(error.kind)) error.mayHaveActed = false;
+	return error;
 }
 
 /**
  * Submits one task. A submit starts paid work, so the transport repeats it only when the gateway
- * certainly refused it (429); after an answer that leaves it open (5xx, dropped connection) the
- * task may exist, and the error says so instead of paying twice.
+ * certainly refused it (429, a refused connection); after a failure that leaves it open (5xx,
+ * dropped connection, deadline, Stop) the task may exist, and the error says so instead of paying
+ * twice. An answer without a task id quotes what the gateway sent.
  */
-export async function submitTask(client: GatewayClient, body: IDataObject, itemIndex: number): Promise<TaskRecord & { model?: string }> {
+export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number): Promise<SubmittedTask> {
+	const what = 'Submitting the video task';
 	let answer: IDataObject;
 	try {
-		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, timeoutMs: SUBMIT_TIMEOUT_MS, retry: { idempotent: false }, what: 'Submitting the video task' });
+		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, retry: { idempotent: false }, what });
 	} catch (error) {
-		const failure = asNodeError(client.node, error, itemIndex);
-		if (mayHaveBeenCreated(failure) && !client.cancelSignal?.aborted) {
-			failure.description = `${failure.description ?? ''} The gateway may have created the task even so; it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.`.trim();
-		}
-		throw failure;
+		throw submitFailure(error);
 	}
-	const { task, problem } = readSubmitAnswer(answer);
-	if (!task) throw new NodeOperationError(client.node, `Submitting the video task failed: ${problem}`, { itemIndex });
+	const task = readSubmitAnswer(answer);
+	if (!task) {
+		// It answered 200: whatever it did, it may have started the task.
+		throw missingResultError(what, 'task id', answer, { itemIndex, status: 200, mayHaveActed: true, hint: `The gateway's answer is quoted above. ${MAY_HAVE_CREATED_HINT}` });
+	}
+	logTaskCreated(ctx, client, task, itemIndex);
 	return task;
 }
 
-/** A server error or a connection lost after sending: the gateway may have acted on the request. */
-function mayHaveBeenCreated(error: unknown): boolean {
-	const status = statusOf(error);
-	if (status !== undefined) return status >= 500 && (error as { errorResponse?: { kind?: unknown } }).errorResponse?.kind !== 'unknown_model';
-	return !/refused|could not be resolved/.test((error as Error).message ?? '');
-}
+// ---------------------------------------------------------------------------------------------
+// Status
 
-function statusOf(error: unknown): number | undefined {
-	const code = Number((error as { httpCode?: unknown })?.httpCode);
-	return Number.isFinite(code) && code > 0 ? code : undefined;
-}
-
-/**
- * One status request. `retry: false` is the wait loop's form: it counts failed polls itself
- * and tries again at the next tick, instead of stacking the transport's retries on top.
- */
-async function requestStatus(client: GatewayClient, taskId: string, itemIndex: number, retry: boolean): Promise<{ task?: TaskRecord; problem?: string }> {
-	const answer = await client.json({
-		path: statusPath(taskId),
+function recordOf(answer: IDataObject, taskId: string, itemIndex: number): TaskRecord {
+	const task = readStatusAnswer(answer, taskId);
+	if (task) return task;
+	throw missingResultError(`Checking video task ${taskId}`, 'task record', answer, {
 		itemIndex,
-		retry: retry ? undefined : false,
-		timeoutMs: STATUS_TIMEOUT_MS,
-		what: `Checking video task ${taskId}`,
-		errorFields: { task_id: taskId },
+		status: 200,
+		fields: { task_id: taskId },
+		hint: `The gateway's answer is quoted above. The task may still be running: ${fetchLater(taskId)}`,
 	});
-	return readStatusAnswer(answer, taskId);
-}
-
-function unreadableStatus(client: GatewayClient, taskId: string, itemIndex: number, problem?: string): NodeOperationError {
-	return attachItemFields(new NodeOperationError(client.node, `Checking video task ${taskId} failed: ${problem}`, { itemIndex }), { task_id: taskId });
 }
 
 /** A status request as the user's own call (Get Status, Download): with the transport's retries. */
 export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
-	let answer: { task?: TaskRecord; problem?: string };
+	let answer: IDataObject;
 	try {
-		answer = await requestStatus(client, taskId, itemIndex, true);
+		answer = await client.json({ path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${taskId}`, errorFields: { task_id: taskId } });
 	} catch (error) {
-		const failure = asNodeError(client.node, error, itemIndex);
-		if (!failure.message.includes(taskId)) failure.message = `Checking video task ${taskId} failed: ${failure.message}`;
-		if (statusOf(failure) === 404) failure.description = 'The gateway does not know this task ID. Check it: it is the task_id that Submit or Generate returned.';
-		throw failure;
+		throw statusFailure(error, taskId);
 	}
-	if (!answer.task) throw unreadableStatus(client, taskId, itemIndex, answer.problem);
-	return answer.task;
+	return recordOf(answer, taskId, itemIndex);
 }
 
-/** A poll of the wait loop: one attempt, and whether its failure is a passing one. */
-export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<PollAnswer> {
-	try {
-		const { task, problem } = await requestStatus(client, taskId, itemIndex, false);
-		// An answer that reports an error instead of the task will not change by asking again.
-		return task ? { task } : { error: unreadableStatus(client, taskId, itemIndex, problem), passing: false };
-	} catch (error) {
-		return { error: error as Error, passing: isPassingPollFailure(statusOf(error)) };
+/** A failed status request of the user's own; a 404 says the task id is unknown. */
+function statusFailure(error: unknown, taskId: string): unknown {
+	if (error instanceof GatewayError && error.status === 404) {
+		error.headline = `Checking video task ${taskId} failed: the gateway does not know this task ID`;
+		error.message = error.headline;
+		error.hint = 'Check the task ID: it is the task_id that Submit or Generate returned (and the Base URL of the credential must be the gateway that created it).';
 	}
-}
-
-/** What the file host said: an object store's `<Message>Request has expired</Message>`, or its text. */
-function quotedReason(error: Error): string {
-	const said = (error as { errorResponse?: { gatewayMessage?: unknown } }).errorResponse?.gatewayMessage;
-	const text = typeof said === 'string' ? said : '';
-	const reason = /<Message>([^<]{1,200})<\/Message>/.exec(text)?.[1] ?? (text.startsWith('<') ? '' : text.slice(0, 120));
-	return reason ? `: "${reason}"` : '';
+	return error;
 }
 
 /**
- * Streams the finished task's MP4 into binary data. The transport sends the key only to a link
- * on the gateway's own origin. A link that answers 403, 404 or 410 has expired.
+ * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
+ * forever ends with Max Wait), and whether its failure is a passing one.
+ */
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, remainingMs: number): Promise<PollAnswer> {
+	let answer: IDataObject;
+	try {
+		answer = await client.json({
+			path: statusPath(taskId),
+			itemIndex,
+			retry: false,
+			deadlineMs: STATUS_DEADLINE_MS,
+			notAfter: Date.now() + Math.max(1, remainingMs),
+			what: `Checking video task ${taskId}`,
+			errorFields: { task_id: taskId },
+		});
+	} catch (error) {
+		return { error: error as Error, passing: isPassingPollFailure(error) };
+	}
+	try {
+		return { task: recordOf(answer, taskId, itemIndex) };
+	} catch (error) {
+		// An answer without the task will not change by asking again.
+		return { error: error as Error, passing: false };
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outcomes as errors
+
+/** A task that ended without a video: FAILURE, or CANCELLED, EXPIRED, ERROR, … */
+export function taskFailedError(record: TaskRecord, itemIndex: number): GatewayError {
+	const id = record.task_id;
+	const plainFailure = record.status === 'FAILURE' || record.status === 'FAILED' || !FAILURE_STATES.has(record.status);
+	return new GatewayError({
+		kind: 'task_failed',
+		headline: plainFailure
+			? `Video task ${id} failed${record.fail_reason ? '' : ' without a reason from the gateway'}`
+			: `Video task ${id} ended with status ${record.status}${record.fail_reason ? '' : ' and no reason from the gateway'}`,
+		gatewayMessage: record.fail_reason,
+		hint: plainFailure
+			? 'The charge for a failed task is usually refunded automatically. Check the prompt and the settings, then generate again.'
+			: `The gateway ended the task without a video (${record.status}). Check the gateway console, then generate again.`,
+		fields: taskFields(record),
+		itemIndex,
+	});
+}
+
+/** Download of a task that is not done yet. */
+export function notFinishedError(record: TaskRecord, itemIndex: number): GatewayError {
+	return new GatewayError({
+		kind: 'bad_request',
+		headline: `Video task ${record.task_id} is not finished yet (status ${statusWithProgress(record)})`,
+		hint: 'Try again later, or use the Generate operation, which waits for the task.',
+		fields: taskFields(record),
+		itemIndex,
+	});
+}
+
+/** The error of every outcome of the wait but success. */
+export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>, itemIndex: number): GatewayError {
+	const { record } = outcome;
+	const id = record.task_id;
+	const fields = taskFields(record);
+	switch (outcome.kind) {
+		case 'failure':
+			return taskFailedError(record, itemIndex);
+		case 'timeout':
+			return new GatewayError({
+				kind: 'timeout',
+				headline: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
+				hint: `${fetchLater(id)} Or raise Max Wait (Seconds) in the options.`,
+				fields,
+				itemIndex,
+			});
+		case 'unreachable': {
+			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(id)}`;
+			const error =
+				outcome.error instanceof GatewayError
+					? outcome.error
+					: new GatewayError({ kind: 'protocol', headline: `Checking video task ${id} failed`, gatewayMessage: outcome.error?.message });
+			const checking = `Checking video task ${id} failed`;
+			if (outcome.failedPolls > 1) {
+				const times = `${checking} ${outcome.failedPolls} times in a row`;
+				if (error.headline.startsWith(checking)) {
+					error.headline = `${times}${error.headline.slice(checking.length)}`;
+					error.message = error.headline;
+				} else error.within(times);
+			}
+			return error.within(`Checking video task ${id}`, { hint: error.hint ? `${error.hint} ${hint}` : hint, fields, itemIndex });
+		}
+		case 'cancelled':
+			return new GatewayError({
+				kind: 'cancelled',
+				headline: `The wait for video task ${id} was cancelled (last status ${statusWithProgress(record)})`,
+				hint: `The task may still be running on the gateway. ${fetchLater(id)}`,
+				fields,
+				itemIndex,
+			});
+		case 'stopped':
+		default:
+			return new GatewayError({
+				kind: 'cancelled',
+				headline: `Stopped waiting for video task ${id} because another item failed (last status ${statusWithProgress(record)})`,
+				hint: fetchLater(id),
+				fields,
+				itemIndex,
+			});
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Download
+
+/** A 403/404/410 on the result link, on any origin: the temporary link has expired. */
+function expiredLinkError(error: unknown, record: TaskRecord, itemIndex: number): GatewayError | undefined {
+	if (!(error instanceof GatewayError) || ![403, 404, 410].includes(error.status ?? 0)) return undefined;
+	const id = record.task_id;
+	const said = error.gatewayMessage;
+	return new GatewayError({
+		kind: 'not_found',
+		headline: `The video link of task ${id} has expired or is no longer available (HTTP ${error.status})`,
+		status: error.status,
+		gatewayMessage: said === undefined ? undefined : (/<Message>([^<]{1,200})<\/Message>/.exec(said)?.[1] ?? said),
+		hint: `Links to generated videos are temporary. Run the Download operation with task ID ${id} soon: it asks the gateway for the current link. If the link stays expired, generate the video again.`,
+		fields: taskFields(record),
+		itemIndex,
+	});
+}
+
+/**
+ * Streams the finished task's video into binary data (binary.ts refuses what is not a video and
+ * names n8n's storage limits). The transport sends the key only to a link on the gateway's own
+ * origin. A link that answers 403, 404 or 410 has expired.
  */
 export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClient, record: TaskRecord, itemIndex: number): Promise<IBinaryData> {
 	const id = record.task_id;
+	const fields = taskFields(record);
+	const again = `Run the Download operation with task ID ${id} to try again: it asks the gateway for a fresh link.`;
 	if (!record.result_url) {
-		throw taskError(ctx, record, itemIndex, `Video task ${id} finished but the gateway gave no result_url to download`);
+		throw missingResultError(`Video task ${id} finished, but downloading it`, 'result_url', record, { fields, itemIndex, hint: `The gateway reported SUCCESS without a link. ${again}` });
 	}
-	const what = `Downloading the video of task ${id}`;
-	let stream: ByteStream;
-	let contentType: unknown;
-	try {
-		const response = await client.download(record.result_url, { itemIndex, timeoutMs: DOWNLOAD_TIMEOUT_MS, what });
-		stream = response.body;
-		contentType = response.headers['content-type'];
-	} catch (error) {
-		const status = statusOf(error);
-		if (status === 403 || status === 404 || status === 410) {
-			throw taskError(
-				ctx,
-				record,
-				itemIndex,
-				`The video link of task ${id} has expired or is no longer available (HTTP ${status}${quotedReason(error as Error)})`,
-				`Links to generated videos are temporary. Run the Download operation with task ID ${id} soon: it asks the gateway for the current link. If the link stays expired, generate the video again.`,
-			);
-		}
-		const failure = error as Error;
-		if (!failure.message.includes(id)) failure.message = `${what} failed: ${failure.message}`;
-		throw attachItemFields(failure, taskFields(record));
-	}
-	let refused: NodeOperationError | undefined;
-	const refusePages = (sniffed: FileType | undefined) => {
-		if (sniffed || !isPageContentType(contentType)) return;
-		refused = taskError(
-			ctx,
-			record,
-			itemIndex,
-			`${what} failed: the link answered with ${String(contentType).split(';')[0]} instead of a video`,
-			'The file host sent a page (often an error or login page) instead of the MP4. Check result_url in the output.',
-		);
-		throw refused;
-	};
-	try {
-		return await streamToBinary(ctx, stream, { baseName: `video-${id}`, fallback: MP4 }, refusePages);
-	} catch (error) {
-		stream.destroy();
-		if (refused) throw refused;
-		throw taskError(
-			ctx,
-			record,
-			itemIndex,
-			`${what} failed: the connection broke while the video was being received (${client.scrub((error as Error).message ?? String(error))})`,
-			`Run the Download operation with task ID ${id} to try again.`,
-		);
-	}
+	return await downloadToBinary(ctx, client, {
+		link: record.result_url,
+		what: `Downloading the video of task ${id}`,
+		expected: 'a video',
+		mediaPrefix: 'video/',
+		naming: { baseName: `video-${id}`, fallback: MP4 },
+		itemIndex,
+		deadlineMs: DOWNLOAD_DEADLINE_MS,
+		errorFields: fields,
+		nextStep: again,
+		downloadOption: 'Download Video',
+	}).catch((error: unknown) => {
+		throw expiredLinkError(error, record, itemIndex) ?? withFields(error, fields);
+	});
 }
 
 /** The output item of a finished task: its fields, and the video when one was downloaded. */

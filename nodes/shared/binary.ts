@@ -5,7 +5,9 @@
  */
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-import type { ByteStream } from './transport';
+import { GatewayError, quoteStart, rootCause } from './errors';
+import type { GatewayErrorInit } from './errors';
+import type { ByteStream, GatewayClient } from './transport';
 
 export interface FileType {
 	mimeType: string;
@@ -119,4 +121,135 @@ export async function streamToBinary(
 	// n8n's types name Node's Readable, which node code may not import; the object is one.
 	const readable = stream as unknown as Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0];
 	return await ctx.helpers.prepareBinaryData(readable, fileName(naming, type), type.mimeType);
+}
+
+/** Bytes that read as text (no control bytes but tab and line ends, valid UTF-8): a message, not a file. */
+export function looksLikeText(bytes: Buffer): boolean {
+	for (const byte of bytes) if (byte === 0x7f || (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d)) return false;
+	return !bytes.toString('utf8').includes('\uFFFD');
+}
+
+export interface DownloadSpec {
+	link: string;
+	/** "Downloading the video of task x": what failed, in messages. */
+	what: string;
+	/** What the link promised, for messages: "a video", "an image". */
+	expected: string;
+	/** The MIME type family the file must sniff as to be taken even when its start reads as text. */
+	mediaPrefix: 'image/' | 'video/';
+	naming: FileNaming;
+	itemIndex: number;
+	deadlineMs?: number;
+	/** Fields every error keeps (a task id, an image index and url). */
+	errorFields?: Record<string, unknown>;
+	/** What to do next, added to every hint (e.g. "run Download with task ID x"). */
+	nextStep?: string;
+	/** The type to use when the bytes name none, from the host's Content-Type. */
+	fallback?: (contentType: string) => FileType;
+	/** The node's option that turns the download off, for the storage hint: "Download Video". */
+	downloadOption: string;
+}
+
+/** A link that answers with a page: this much of it is read, for at most this long, to quote. */
+const QUOTE_BYTES = 2048;
+const QUOTE_READ_MS = 3000;
+/** Words in n8n's own errors when a file is over its binary-data limits (`database` mode's cap, a string too long). */
+const SIZE_WORDS = /exceed|too large|too long|larger than|size|limit|memory/i;
+
+/** Up to QUOTE_BYTES of a refused answer, read for at most QUOTE_READ_MS, then the stream is closed. */
+async function readForQuote(stream: ByteStream, head: Buffer = Buffer.alloc(0)): Promise<string> {
+	const parts: Buffer[] = [head];
+	let size = head.length;
+	const timer = AbortSignal.timeout(QUOTE_READ_MS);
+	const stop = () => stream.destroy();
+	timer.addEventListener('abort', stop, { once: true });
+	try {
+		if (size < QUOTE_BYTES && !stream.readableEnded) {
+			for await (const chunk of stream) {
+				const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+				parts.push(buffer);
+				size += buffer.length;
+				if (size >= QUOTE_BYTES) break;
+			}
+		}
+	} catch {
+		// what arrived is quoted
+	} finally {
+		timer.removeEventListener('abort', stop);
+		stream.destroy();
+	}
+	return Buffer.concat(parts).subarray(0, QUOTE_BYTES).toString('utf8');
+}
+
+const withNextStep = (hint: string, spec: DownloadSpec) => (spec.nextStep ? `${hint} ${spec.nextStep}` : hint);
+
+/**
+ * Downloads a link into n8n binary data, as a stream. A link that answers with something else
+ * than the promised file (an error body, a page, a few bytes of text) is refused, quoting what it
+ * sent; a stream that breaks is the connection's failure; n8n's own storage limits are named as such.
+ */
+export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayClient, spec: DownloadSpec): Promise<IBinaryData> {
+	const response = await client.download(spec.link, { itemIndex: spec.itemIndex, what: spec.what, deadlineMs: spec.deadlineMs, errorFields: spec.errorFields });
+	const body = response.body;
+	const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
+	const extra = client.errorExtra({ itemIndex: spec.itemIndex, errorFields: spec.errorFields }, { status: response.status });
+	const refuse = (said: string, sent: string) =>
+		new GatewayError({
+			kind: 'protocol',
+			headline: `${spec.what} failed: the link answered with ${said} instead of ${spec.expected}`,
+			hint: withNextStep('The file host sent an error or a page instead of the file; the link may have expired or need a login.', spec),
+			gatewayMessage: quoteStart(sent, 300) || undefined,
+			...extra,
+		});
+	if (isPageContentType(contentType)) throw refuse(contentType, await readForQuote(body));
+
+	const head = await peekStream(body).catch((error: unknown) => {
+		body.destroy();
+		throw response.failure(error).within(spec.what, { hint: withNextStep('The download broke off.', spec) });
+	});
+	const sniffed = sniffFileType(head);
+	if (!sniffed?.mimeType.startsWith(spec.mediaPrefix) && looksLikeText(head) && !/svg/i.test(contentType)) {
+		// peekStream put the head back, unless the body had already ended.
+		const quote = await readForQuote(body, body.readableEnded ? head : undefined);
+		throw refuse(head.length === 0 ? 'an empty body' : `text (served as ${contentType || 'no content type'})`, quote);
+	}
+	const type = sniffed ?? spec.fallback?.(contentType) ?? { mimeType: 'application/octet-stream', extension: 'bin' };
+	const name = fileName(spec.naming, type);
+	let streamError: unknown;
+	const onError = (error: unknown) => {
+		streamError ??= error;
+	};
+	body.on('error', onError);
+	try {
+		// A file shorter than the peek was read whole, and an ended stream cannot take it back.
+		if (body.readableEnded) return await ctx.helpers.prepareBinaryData(head, name, type.mimeType);
+		// n8n's types name Node's Readable, which node code may not import; the object is one.
+		const readable = body as unknown as Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0];
+		return await ctx.helpers.prepareBinaryData(readable, name, type.mimeType);
+	} catch (error) {
+		body.destroy();
+		// The stream broke (the host, the deadline, a Stop): the connection's failure, not n8n's.
+		if (streamError !== undefined || client.cancelSignal?.aborted === true) {
+			throw response.failure(streamError ?? error).within(spec.what, { hint: withNextStep('The download broke off; the file was not kept.', spec) });
+		}
+		throw storageError(error, spec, extra);
+	} finally {
+		body.removeListener('error', onError);
+	}
+}
+
+/** n8n refused to store the file: its binary-data mode's limits, or its storage. */
+function storageError(error: unknown, spec: DownloadSpec, extra: Partial<GatewayErrorInit>): GatewayError {
+	const cause = rootCause(error);
+	const said = (error as Error)?.message ?? cause.message ?? String(error);
+	const sizeLimit = SIZE_WORDS.test(said) || cause.code === 'ERR_STRING_TOO_LONG';
+	const keepLink = `or turn the ${spec.downloadOption} option off and keep the link`;
+	return new GatewayError({
+		kind: 'storage',
+		headline: `${spec.what} failed: n8n could not store the file (${quoteStart(said, 200)})`,
+		hint: sizeLimit
+			? `This is n8n's own limit for binary data, not the gateway's: in n8n's 'database' binary data mode (queue mode's default) a file is held in memory and capped at 512 MB. Set N8N_DEFAULT_BINARY_DATA_MODE=filesystem (or s3) in n8n's environment, ${keepLink}.`
+			: `n8n's binary data storage refused the file (check its disk space and N8N_DEFAULT_BINARY_DATA_MODE), ${keepLink}.`,
+		...extra,
+	});
 }

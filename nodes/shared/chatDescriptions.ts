@@ -6,6 +6,17 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 export const DEFAULT_MAX_TOKENS = 4096;
+/** Long enough for a long answer; a relay that only sends keep-alives is given up on after it. */
+export const DEFAULT_CHAT_TIMEOUT_SECONDS = 600;
+
+export const chatTimeoutOption: INodeProperties = {
+	displayName: 'Timeout (Seconds)',
+	name: 'timeoutSeconds',
+	type: 'number',
+	typeOptions: { minValue: 1, maxValue: 86_400, numberPrecision: 0 },
+	default: DEFAULT_CHAT_TIMEOUT_SECONDS,
+	description: 'The longest the whole answer may take, streamed or not, from sending the request to its last word. Keep-alive messages do not extend it.',
+};
 
 const ROLE_OPTIONS: Record<string, INodePropertyOptions> = {
 	system: { name: 'System', value: 'system', description: 'Instructions that steer the whole conversation' },

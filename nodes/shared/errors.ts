@@ -1,21 +1,104 @@
 /**
- * Gateway failures -> n8n errors in plain words. Relays of this kind answer errors in several
- * shapes (OpenAI style, their own task style, the native messages style, the plant store's, an
- * HTML page from a proxy, or nothing at all); all of them end up as one message that names the
- * cause and quotes what the gateway said, with any key scrubbed out.
+ * Every failure of a gateway call as typed data: one `GatewayError` from the transport, the
+ * stream readers and the task API up to the item runner, where edge.ts turns it into an n8n error
+ * (or an error item) and masks it, once.
+ *
+ * A GatewayError's own `message` is our headline only: whatever the gateway said travels in
+ * `gatewayMessage`, unmasked, and is quoted (masked) at the edge. So a GatewayError that escapes
+ * anywhere else never carries a key in its message or stack.
  */
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { INode, JsonObject } from 'n8n-workflow';
-
 export type GatewayErrorKind =
-	| 'authentication'
+	| 'auth'
 	| 'quota'
 	| 'rate_limit'
 	| 'unknown_model'
 	| 'bad_request'
 	| 'not_found'
+	| 'redirect'
 	| 'server'
-	| 'other';
+	| 'network'
+	| 'timeout'
+	| 'protocol'
+	| 'task_failed'
+	| 'cancelled'
+	| 'storage';
+
+export interface GatewayErrorInit {
+	kind: GatewayErrorKind;
+	/** What failed, in our words, e.g. "Creating the plant failed: the gateway refused the API key". */
+	headline: string;
+	/** What the user can do; our words (it may name task ids and links, never gateway text). */
+	hint?: string;
+	status?: number;
+	/** What the gateway said, as it said it (masked only at the edge). */
+	gatewayMessage?: string;
+	gatewayCode?: string | number;
+	/** The gateway may already have done (and billed) the work the request asked for. */
+	mayHaveActed?: boolean;
+	/** Fields an error item keeps (task id, image index, url, …). */
+	fields?: Record<string, unknown>;
+	itemIndex?: number;
+	/** Milliseconds the gateway asked us to wait (Retry-After). */
+	retryAfterMs?: number;
+}
+
+export class GatewayError extends Error {
+	readonly kind: GatewayErrorKind;
+	headline: string;
+	hint?: string;
+	readonly status?: number;
+	readonly gatewayMessage?: string;
+	readonly gatewayCode?: string | number;
+	mayHaveActed: boolean;
+	fields: Record<string, unknown>;
+	itemIndex?: number;
+	readonly retryAfterMs?: number;
+
+	constructor(init: GatewayErrorInit) {
+		super(init.headline);
+		this.name = 'GatewayError';
+		this.kind = init.kind;
+		this.headline = init.headline;
+		this.hint = init.hint;
+		this.status = init.status;
+		this.gatewayMessage = init.gatewayMessage;
+		this.gatewayCode = init.gatewayCode;
+		this.mayHaveActed = init.mayHaveActed ?? false;
+		this.fields = { ...(init.fields ?? {}) };
+		this.itemIndex = init.itemIndex;
+		this.retryAfterMs = init.retryAfterMs;
+	}
+
+	/** The same failure, said about a wider step: "Checking video task x failed: …". */
+	within(headlinePrefix: string, extra: Partial<Pick<GatewayErrorInit, 'hint' | 'fields' | 'itemIndex'>> = {}): this {
+		if (!this.headline.startsWith(headlinePrefix)) {
+			this.headline = `${headlinePrefix}: ${lowerFirst(this.headline)}`;
+			this.message = this.headline;
+		}
+		if (extra.hint !== undefined) this.hint = extra.hint;
+		if (extra.fields) this.fields = { ...this.fields, ...extra.fields };
+		if (extra.itemIndex !== undefined && this.itemIndex === undefined) this.itemIndex = extra.itemIndex;
+		return this;
+	}
+
+	/** The whole message as the edge shows it (before masking): our headline, then the gateway's words. */
+	get fullMessage(): string {
+		const code = this.gatewayCode !== undefined && this.gatewayCode !== '' ? ` (code ${this.gatewayCode})` : '';
+		// A 2xx status says nothing: the error was in the body.
+		const status = this.status !== undefined && this.status >= 300 && !this.headline.includes(`HTTP ${this.status}`) ? ` (HTTP ${this.status})` : '';
+		if (this.gatewayMessage === undefined || this.gatewayMessage === '') return `${this.headline}${status}${code}`;
+		return `${this.headline}${status}: "${this.gatewayMessage}"${code}`;
+	}
+}
+
+const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
+
+export function isGatewayError(error: unknown): error is GatewayError {
+	return error instanceof GatewayError;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error bodies: every shape relays send, in an error status or inside a 200
 
 export interface ParsedErrorBody {
 	message?: string;
@@ -25,15 +108,7 @@ export interface ParsedErrorBody {
 	html?: boolean;
 }
 
-const KEY_PATTERN = /sk-[A-Za-z0-9_\-.]{3,}/g;
-const BEARER_PATTERN = /(Bearer\s+)[^\s"',;]+/gi;
-
-/** Removes the key (and anything shaped like a key or a bearer token) from text we show. */
-export function scrubSecrets(text: string, apiKey?: string): string {
-	let out = String(text ?? '');
-	if (apiKey && apiKey.length >= 4) out = out.split(apiKey).join('sk-***');
-	return out.replace(KEY_PATTERN, 'sk-***').replace(BEARER_PATTERN, '$1***');
-}
+const QUOTE_LIMIT = 300;
 
 function summariseHtml(html: string): string {
 	const pick = (tag: string) => {
@@ -41,7 +116,7 @@ function summariseHtml(html: string): string {
 		return match ? match[1].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() : '';
 	};
 	const summary = pick('title') || pick('h1');
-	return summary ? `an HTML error page ("${summary.slice(0, 120)}")` : 'an HTML page instead of JSON';
+	return summary ? `an HTML page ("${summary.slice(0, 120)}")` : 'an HTML page';
 }
 
 function asText(value: unknown): string | undefined {
@@ -49,199 +124,259 @@ function asText(value: unknown): string | undefined {
 	return undefined;
 }
 
-/** Reads the message, code and type from any of the error body shapes these gateways use. */
-export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorBody {
-	const text = (bodyText ?? '').trim();
-	if (text === '') return {};
-	if (/html/i.test(contentType) || /^<(!doctype|html|head|body)/i.test(text)) {
-		return { message: summariseHtml(text), html: true };
+/** The start of a text, for quoting: at most `limit` characters, whitespace folded. */
+export function quoteStart(text: string, limit = QUOTE_LIMIT): string {
+	const folded = String(text ?? '').replace(/\s+/g, ' ').trim();
+	return folded.length > limit ? `${folded.slice(0, limit)}…` : folded;
+}
+
+export function looksLikeHtml(text: string, contentType = ''): boolean {
+	return /html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text);
+}
+
+/** Reads the message, code and type from a parsed error body of any known shape. */
+export function readErrorFields(body: unknown): ParsedErrorBody {
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+		return body === undefined ? {} : { message: quoteStart(JSON.stringify(body)) };
 	}
-	let body: unknown;
-	try {
-		body = JSON.parse(text);
-	} catch {
-		return { message: text.length > 300 ? `${text.slice(0, 300)}…` : text };
-	}
-	if (typeof body !== 'object' || body === null) return { message: String(body) };
 	const record = body as Record<string, unknown>;
 	const nested = record.error;
 	if (typeof nested === 'object' && nested !== null) {
 		// {"error":{"message","type","code"}} and {"type":"error","error":{"type","message"}}
 		const error = nested as Record<string, unknown>;
 		return {
-			message: asText(error.message) ?? asText(record.message),
+			message: asText(error.message) ?? asText(record.message) ?? asText(error.msg),
 			code: (error.code as string | number | undefined) ?? undefined,
-			type: asText(error.type) ?? asText(record.type),
+			type: asText(error.type) ?? (record.type !== 'error' ? asText(record.type) : undefined),
 		};
 	}
-	if (typeof nested === 'string') return { message: asText(record.message) ?? nested };
-	// {"error":<int>,"message"} (plant store) and {"code","message","data"} (task endpoints)
+	if (typeof nested === 'string' && nested.trim() !== '') return { message: asText(record.message) ?? nested.trim() };
+	// {"error":<int>,"message"} (plant store), {"code","message"|"msg"} (task endpoints), {"success":false,…}
 	const code = typeof nested === 'number' ? nested : (record.code as string | number | undefined);
 	return {
-		message: asText(record.message) ?? asText(record.detail) ?? asText(record.msg),
+		message: asText(record.message) ?? asText(record.msg) ?? asText(record.detail) ?? asText(record.error_msg),
 		code: code ?? undefined,
 		type: asText(record.type),
 	};
 }
 
+/** Reads an error answer's text (JSON of any shape, an HTML page, or plain text). */
+export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorBody {
+	const text = (bodyText ?? '').trim();
+	if (text === '') return {};
+	if (looksLikeHtml(text, contentType)) return { message: summariseHtml(text), html: true };
+	try {
+		return readErrorFields(JSON.parse(text));
+	} catch {
+		return { message: quoteStart(text) };
+	}
+}
+
+const SUCCESS_CODES = new Set(['success', 'ok', '0', '200']);
+
+/**
+ * Whether a parsed 200 answer is an error the gateway reported in place of a result. Relays do
+ * this: `{"error":{…}}`, `{"type":"error",…}`, `{"success":false,…}`, `{"code":500,"msg":…}`,
+ * `{"code":"invalid_token","message":…}`. A body that is not a JSON object at all is a protocol
+ * error (see `notAnObjectError`), not this.
+ */
+export function isErrorShape(body: unknown): boolean {
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+	const record = body as Record<string, unknown>;
+	const error = record.error;
+	if (typeof error === 'object' && error !== null && !Array.isArray(error) && Object.keys(error).length > 0) return true;
+	if (typeof error === 'string' && error.trim() !== '') return true;
+	if (typeof error === 'number' && error !== 0) return true;
+	if (record.type === 'error') return true;
+	if (record.success === false) return true;
+	const code = record.code;
+	const said = asText(record.message) ?? asText(record.msg);
+	if (code !== undefined && code !== null && !SUCCESS_CODES.has(String(code).toLowerCase())) {
+		// A failure code with words, and no result beside it.
+		const hasResult = record.data !== undefined && record.data !== null;
+		if (said !== undefined && !hasResult) return true;
+		if (typeof code === 'number' && code >= 400) return true;
+	}
+	return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classification: the words of the answer first (they are more specific), then the status
+
+const UNKNOWN_MODEL_WORDS = /model_not_found|no available channel|unknown model|model .{0,60}(not found|does not exist|not exist|not supported)|无可用渠道/;
+const AUTH_WORDS = /authentication_error|invalid_api_key|invalid[ _]token|unauthori[sz]ed|无效的令牌|令牌.{0,10}(无效|过期|不存在)|token (is )?(expired|invalid|disabled)/;
+const QUOTA_WORDS = /quota|insufficient[ _](user[ _])?(balance|funds|credit)|balance|billing|payment required|额度|余额/;
+const PERMISSION_WORDS = /forbidden|permission|not allowed|no access|access denied|无权/;
+const RATE_WORDS = /rate[ _-]?limit|too many requests|请求过于频繁/;
+const NOT_FOUND_WORDS = /not[_ ]exists?|not[_ ]found|no such/;
+const OVERLOAD_WORDS = /overload|server_error|internal error|upstream|temporarily|unavailable|timeout/;
+
 export function classifyError(status: number | undefined, parsed: ParsedErrorBody): GatewayErrorKind {
 	const code = String(parsed.code ?? '').toLowerCase();
 	const words = `${code} ${parsed.type ?? ''} ${parsed.message ?? ''}`.toLowerCase();
-	if (code === 'model_not_found' || /model_not_found|no available channel|unknown model|model .*not (found|exist)/.test(words)) {
-		return 'unknown_model';
-	}
-	if (status === 401 || /authentication_error|invalid_api_key|invalid token/.test(words)) return 'authentication';
-	if (status === 429) return 'rate_limit';
-	if (status === 402 || /quota|insufficient|balance|billing/.test(words)) return 'quota';
-	if (status === 403) return 'quota';
-	if (status === 404) return 'not_found';
+	if (UNKNOWN_MODEL_WORDS.test(words)) return 'unknown_model';
+	if (status === 401 || AUTH_WORDS.test(words)) return 'auth';
+	// Before the 429: a used-up quota comes as a 429 too (`insufficient_quota`), and waiting will not help.
+	if (status === 402 || QUOTA_WORDS.test(words)) return 'quota';
+	if (status === 429 || RATE_WORDS.test(words)) return 'rate_limit';
+	// A 403 is the key's group or permissions: "quota or group".
+	if (status === 403 || ((status === undefined || status < 400) && PERMISSION_WORDS.test(words))) return 'quota';
+	if (status === 404 || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
+	if (status === 408) return 'timeout';
 	if (status !== undefined && status >= 500) return 'server';
 	if (status !== undefined && status >= 400) return 'bad_request';
-	return 'other';
+	// An error inside a 200 without telling words: the gateway failed the request.
+	if (OVERLOAD_WORDS.test(words)) return 'server';
+	return 'server';
 }
 
 const HEADLINES: Record<GatewayErrorKind, string> = {
-	authentication: 'Authentication failed: the gateway refused the API key',
-	quota: 'No quota: the gateway refused the request for lack of quota or permission',
-	rate_limit: 'Rate limited: the gateway asked to slow down, and retrying did not help',
-	unknown_model: 'Unknown model: the gateway has no channel for this model',
-	bad_request: 'Bad request: the gateway refused the request',
-	not_found: 'Not found',
-	server: 'The gateway failed to answer',
-	other: 'The gateway returned an error',
+	auth: 'the gateway refused the API key',
+	quota: 'the gateway refused the request for lack of quota or permission',
+	rate_limit: 'the gateway asked to slow down (rate limit), and waiting did not help',
+	unknown_model: 'the gateway has no channel for this model',
+	bad_request: 'the gateway refused the request',
+	not_found: 'the gateway does not know this address or item',
+	redirect: 'the gateway answered with a redirect',
+	server: 'the gateway reported a failure',
+	network: 'the connection failed',
+	timeout: 'the gateway did not answer in time',
+	protocol: 'the gateway sent an answer this node cannot use',
+	task_failed: 'the task failed',
+	cancelled: 'it was cancelled',
+	storage: "n8n could not store the file",
 };
 
 const HINTS: Partial<Record<GatewayErrorKind, string>> = {
-	authentication: 'Check the API Key of the Model Gateway credential.',
-	quota: "Top up the account or ask the gateway's administrator for access to this model.",
-	rate_limit: 'Lower the concurrency option, or try again later.',
-	unknown_model: 'Pick a model from the list, or check the id for typos.',
-	server: 'This is usually temporary; try again later.',
+	auth: 'Check the API Key of the Model Gateway credential.',
+	quota: "Top up the account, or ask the gateway's administrator whether your key's group may use this model.",
+	rate_limit: 'Lower the Concurrency option, or run again later.',
+	unknown_model: 'Pick a model from the list, or check the model id for typos.',
+	bad_request: 'Check the fields the gateway names in its message.',
+	not_found: 'Check the Base URL of the credential and the model id.',
 };
 
-export interface GatewayErrorDetails {
-	status?: number;
-	kind: GatewayErrorKind;
-	message: string;
-	description?: string;
-	gatewayMessage?: string;
-	gatewayCode?: string | number;
+/** Hint for a server failure: the gateway's own error, or a proxy/overload that may pass. */
+function serverHint(status: number | undefined, parsed: ParsedErrorBody): string {
+	if (parsed.html || status === 502 || status === 503 || status === 504) {
+		return 'A proxy in front of the gateway answered instead of the gateway; this usually passes. Try again in a few minutes.';
+	}
+	return 'The gateway says the request failed on its side. If it keeps happening with the same input, the message above is the gateway\'s reason: check it with the gateway\'s administrator.';
 }
 
-/** Builds the plain-words message for an HTTP error answer. */
-export function describeHttpError(
-	status: number,
-	bodyText: string,
-	contentType: string,
-	apiKey?: string,
-): GatewayErrorDetails {
+export function headlineOf(kind: GatewayErrorKind): string {
+	return HEADLINES[kind];
+}
+
+/** An HTTP error answer (status >= 400), or an error body inside a 200. */
+export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}): GatewayError {
 	const parsed = parseErrorBody(bodyText, contentType);
-	const kind = classifyError(status, parsed);
-	const quoted = parsed.message ? scrubSecrets(parsed.message, apiKey) : undefined;
-	const codePart = parsed.code !== undefined && parsed.code !== '' ? ` (code ${parsed.code})` : '';
-	let message = `${HEADLINES[kind]} (HTTP ${status})`;
-	if (quoted) message += `: ${parsed.html ? 'it answered with ' + quoted : `"${quoted}"`}${codePart}`;
-	else message += status === 429 ? '' : ': the gateway sent no details';
-	return {
-		status,
+	return errorFromParsed(what, status, parsed, extra);
+}
+
+export function errorFromParsed(what: string, status: number | undefined, parsed: ParsedErrorBody, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+	const kind = classifyError(status !== undefined && status >= 400 ? status : undefined, parsed);
+	const headline = `${what} failed: ${HEADLINES[kind]}`;
+	const hint = kind === 'server' ? serverHint(status, parsed) : HINTS[kind];
+	return new GatewayError({
 		kind,
-		message,
-		description: HINTS[kind],
-		gatewayMessage: quoted,
+		headline,
+		hint,
+		status,
+		gatewayMessage: parsed.html ? undefined : parsed.message,
 		gatewayCode: parsed.code,
-	};
-}
-
-/**
- * A temporary link on another host (a CDN or a signed object-store URL) that answers 403, 404 or
- * 410 has expired or its file is gone: said in those words, since "no quota" or "not found" would
- * send the user looking in the wrong place.
- */
-export function isExpiredLinkStatus(status: number): boolean {
-	return status === 403 || status === 404 || status === 410;
-}
-
-export function describeExpiredLink(details: GatewayErrorDetails, link: string, what: string): GatewayErrorDetails {
-	let host = 'the file host';
-	try {
-		host = `the file host ${new URL(link).host}`;
-	} catch {
-		// keep the generic wording
-	}
-	return {
-		...details,
-		kind: 'other',
-		message: `${what} failed: the link has expired (${host} answered HTTP ${details.status})`,
-		description:
-			'Links to generated files are temporary. Generate the file again to get a new link, and download it soon after it is generated.',
-	};
-}
-
-/** The n8n error for an HTTP error answer. Only scrubbed, parsed fields reach n8n. */
-export function gatewayHttpError(
-	node: INode,
-	details: GatewayErrorDetails,
-	itemIndex?: number,
-	extra: JsonObject = {},
-): NodeApiError {
-	const response: JsonObject = {
-		kind: details.kind,
-		httpCode: details.status ?? null,
-		gatewayMessage: details.gatewayMessage ?? null,
-		gatewayCode: details.gatewayCode ?? null,
 		...extra,
-	};
-	const error = new NodeApiError(node, response, {
-		message: details.message,
-		description: details.description,
-		httpCode: details.status !== undefined ? String(details.status) : undefined,
-		itemIndex,
+		...(parsed.html ? { headline: `${headline}: it answered with ${parsed.message}` } : {}),
 	});
-	return Object.keys(extra).length ? attachItemFields(error, extra) : error;
 }
 
-/** Network failures carry the request configuration (with its headers); only the cause is kept. */
-export function describeNetworkError(error: unknown, what: string, apiKey?: string): string {
-	const err = error as { code?: string; message?: string; name?: string };
-	const code = err?.code ?? '';
-	if (err?.name === 'AbortError' || code === 'ERR_CANCELED') return `${what} was cancelled`;
-	if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(err?.message ?? '')) {
-		return `${what} timed out: the gateway did not answer in time`;
-	}
-	if (code === 'ECONNREFUSED') return `${what} failed: the connection was refused (is the Base URL right?)`;
-	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `${what} failed: the host name could not be resolved (is the Base URL right?)`;
-	if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up|aborted/i.test(err?.message ?? '')) {
-		return `${what} failed: the connection was dropped before the answer was complete`;
-	}
-	const detail = scrubSecrets(err?.message ?? String(error), apiKey).slice(0, 200);
-	return `${what} failed: ${detail}`;
+/** An answer that is JSON but not an object (`[]`, `"text"`, `null`, a number). */
+export function notAnObjectError(what: string, status: number, body: unknown, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+	return new GatewayError({
+		kind: 'protocol',
+		headline: `${what} failed: the gateway answered HTTP ${status} with ${body === null ? 'null' : Array.isArray(body) ? 'a list' : `a JSON ${typeof body}`} instead of a JSON object`,
+		gatewayMessage: quoteStart(JSON.stringify(body) ?? String(body)),
+		status,
+		...extra,
+	});
 }
 
-export function isRetryableNetworkError(error: unknown): boolean {
-	const err = error as { code?: string; message?: string };
-	return (
-		['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'EAI_AGAIN'].includes(err?.code ?? '') ||
-		/socket hang up/i.test(err?.message ?? '')
-	);
+/** An answer without what the operation needs (no choices, no task id, no image). */
+export function missingResultError(what: string, missing: string, sent: unknown, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+	return new GatewayError({
+		kind: 'protocol',
+		headline: `${what} failed: the gateway's answer has no ${missing}`,
+		hint: 'The gateway sent something else than the result; its answer is quoted above. Check the model and the gateway.',
+		gatewayMessage: quoteStart(typeof sent === 'string' ? sent : (JSON.stringify(sent) ?? String(sent))),
+		...extra,
+	});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Network failures: only the cause is kept (n8n's error carries the request, headers included)
+
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL', 'ENETUNREACH', 'EHOSTUNREACH', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
+
+/** n8n wraps network failures; the code that says what happened is on a cause. */
+export function rootCause(error: unknown): { code?: string; message?: string; name?: string } {
+	let current = error as { cause?: unknown; code?: string; message?: string; name?: string } | undefined;
+	for (let depth = 0; depth < 5 && current?.cause && !current.code; depth++) {
+		current = current.cause as typeof current;
+	}
+	return current ?? {};
 }
 
 export function isAbortError(error: unknown): boolean {
 	const err = error as { code?: string; name?: string };
-	return err?.name === 'AbortError' || err?.code === 'ERR_CANCELED' || err?.name === 'CanceledError';
+	return err?.name === 'AbortError' || err?.code === 'ERR_CANCELED' || err?.name === 'CanceledError' || err?.code === 'ABORT_ERR';
 }
 
-export function networkError(node: INode, message: string, itemIndex?: number): NodeOperationError {
-	return new NodeOperationError(node, message, { itemIndex });
+/**
+ * A failure without an HTTP answer. `host` names where the request went (for the hint), and
+ * `sentBody` says whether the request carried work the gateway could have started.
+ */
+export function networkError(what: string, error: unknown, host: string, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+	const cause = rootCause(error);
+	const code = cause.code ?? '';
+	const neverSent = NEVER_SENT.has(code);
+	let reason: string;
+	let hint: string | undefined;
+	if (code === 'ECONNREFUSED') {
+		reason = `the connection to ${host} was refused`;
+		hint = `Nothing answers at ${host}. Check the address and that the server is running.`;
+	} else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+		reason = `the host name ${host} could not be resolved`;
+		hint = `Check the host name ${host}.`;
+	} else if (/CERT|TLS|SSL/i.test(code)) {
+		reason = `the TLS certificate of ${host} was not accepted (${code})`;
+	} else if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up|aborted|premature close/i.test(cause.message ?? '')) {
+		reason = `the connection to ${host} was dropped before the answer was complete`;
+	} else if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(cause.message ?? '')) {
+		return new GatewayError({ kind: 'timeout', headline: `${what} failed: ${host} did not answer in time`, mayHaveActed: true, ...extra });
+	} else {
+		reason = `the connection to ${host} failed (${code || 'no answer'})`;
+	}
+	return new GatewayError({ kind: 'network', headline: `${what} failed: ${reason}`, hint, mayHaveActed: !neverSent, ...extra });
 }
 
-/** Fields that an error item carries on Continue On Fail (e.g. a video's task id). */
-export function attachItemFields<E extends Error>(error: E, fields: Record<string, unknown>): E {
-	const target = error as E & { context?: Record<string, unknown> };
-	target.context = { ...(target.context ?? {}), itemFields: { ...(itemFieldsOf(error) ?? {}), ...fields } };
+// ---------------------------------------------------------------------------------------------
+// Helpers for callers that add what they know to an error on its way up
+
+/** Adds fields an error item keeps (a task id, an image index) to any error. */
+export function withFields<E>(error: E, fields: Record<string, unknown>): E {
+	if (error instanceof GatewayError) {
+		error.fields = { ...error.fields, ...fields };
+		return error;
+	}
+	const target = error as unknown as { context?: Record<string, unknown> };
+	if (target && typeof target === 'object') {
+		target.context = { ...(target.context ?? {}), itemFields: { ...itemFieldsOf(error), ...fields } };
+	}
 	return error;
 }
 
-export function itemFieldsOf(error: unknown): Record<string, unknown> | undefined {
+export function itemFieldsOf(error: unknown): Record<string, unknown> {
+	if (error instanceof GatewayError) return error.fields;
 	const context = (error as { context?: { itemFields?: Record<string, unknown> } })?.context;
-	return context?.itemFields;
+	return context?.itemFields ?? {};
 }

@@ -3,10 +3,9 @@
  * then run with bounded concurrency; output keeps input order and `pairedItem` whatever order the
  * answers arrive in, and Continue On Fail turns a failed item into an item with `json.error`.
  */
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { itemFieldsOf } from './errors';
+import { asNodeError, errorItem } from './edge';
 import { GatewayClient } from './transport';
 
 export const DEFAULT_CONCURRENCY = 10;
@@ -44,6 +43,19 @@ export async function mapConcurrent<T, R>(
 	const lanes = Math.max(1, Math.min(Math.floor(limit) || 1, inputs.length));
 	await Promise.all(Array.from({ length: lanes }, lane));
 	return results;
+}
+
+export type Settled<R> = { value: R } | { error: unknown };
+
+/** Like mapConcurrent, but runs every input whatever fails, and says how each ended. */
+export async function settleConcurrent<T, R>(inputs: readonly T[], limit: number, worker: (input: T, position: number) => Promise<R>): Promise<Array<Settled<R>>> {
+	return await mapConcurrent(inputs, limit, async (input, position) => {
+		try {
+			return { value: await worker(input, position) };
+		} catch (error) {
+			return { error };
+		}
+	});
 }
 
 /** Runs a task once fewer than the limit are running; tasks wait their turn in order. */
@@ -90,20 +102,6 @@ export async function prepareItems<P>(
 	return prepared;
 }
 
-/** Errors leave the node as n8n errors (with the item), whatever threw them. */
-export function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
-	return new NodeOperationError(node, error as Error, { itemIndex });
-}
-
-export function errorItem(error: Error, itemIndex: number): INodeExecutionData {
-	const json: IDataObject = { error: error.message };
-	const description = (error as { description?: string }).description;
-	if (description) json.errorDescription = description;
-	Object.assign(json, itemFieldsOf(error) ?? {});
-	return { json, pairedItem: { item: itemIndex } };
-}
-
 /** Normalises what an operation returns into output items paired with their input item. */
 export function toOutputItems(output: ItemOutput, itemIndex: number): INodeExecutionData[] {
 	const list = Array.isArray(output) ? output : [output];
@@ -139,7 +137,7 @@ export async function runPerItem<P>(
 	const prepared = await prepareItems(ctx, (itemIndex) => operation.prepare(itemIndex));
 	const valid = prepared.filter((entry) => !entry.error);
 	const outputs = new Map<number, INodeExecutionData[]>();
-	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(entry.error, entry.itemIndex)]);
+	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), entry.error, entry.itemIndex)]);
 
 	if (valid.length > 0) {
 		const client = await GatewayClient.create(ctx);
@@ -148,8 +146,8 @@ export async function runPerItem<P>(
 			try {
 				outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));
 			} catch (error) {
-				if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex);
-				outputs.set(itemIndex, [errorItem(error as Error, itemIndex)]);
+				if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
+				outputs.set(itemIndex, [errorItem(ctx.getNode(), error, itemIndex, client.masker)]);
 			}
 		});
 	}

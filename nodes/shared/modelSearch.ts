@@ -5,7 +5,7 @@
  */
 import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
-import { catalogueOf, findModel, guessKind } from './models';
+import { catalogueOf, describeModel, findModel, guessKind } from './models';
 import type { ModelKind } from './models';
 import { GatewayClient } from './transport';
 
@@ -32,7 +32,7 @@ export function modelListEntries(kind: ModelKind, gatewayModels: readonly Gatewa
 		.filter((id) => needle === '' || id.toLowerCase().includes(needle))
 		.map((id) => {
 			const known = findModel(id);
-			return { name: id, value: id, description: known?.description ?? (listed.has(id) ? 'Listed by the gateway' : undefined) };
+			return { name: id, value: id, description: known ? describeModel(known) : listed.has(id) ? 'Listed by the gateway' : undefined };
 		});
 }
 
@@ -40,7 +40,7 @@ async function searchModels(ctx: ILoadOptionsFunctions, kind: ModelKind, filter?
 	let gatewayModels: GatewayModel[] = [];
 	try {
 		const client = await GatewayClient.create(ctx);
-		const answer = await client.json<{ data?: GatewayModel[] }>({ path: '/v1/models', timeoutMs: 15_000, retry: { maxRetries: 1 }, what: 'Listing the models' });
+		const answer = await client.json<{ data?: GatewayModel[] }>({ path: '/v1/models', deadlineMs: 15_000, retry: { maxRetries: 1 }, what: 'Listing the models' });
 		gatewayModels = Array.isArray(answer?.data) ? answer.data : [];
 	} catch {
 		// While editing, an unreachable gateway should not leave the picker empty.

@@ -1,7 +1,8 @@
 /**
- * The model catalogue of the gateway's interface document: one entry per model, so a new model
- * is one line here. Used for the model lists (when the gateway lists nothing), output-token
- * limits and cost estimates.
+ * The model catalogue of the gateway's interface document (docs/gateway-interface.md, 2.8 and
+ * 8): one entry per model, so a new model is one line here. Used for the model lists (their
+ * descriptions, and the list itself when the gateway lists nothing), output-token limits and
+ * cost estimates.
  */
 export type ModelKind = 'image' | 'video' | 'chat';
 
@@ -15,10 +16,6 @@ export interface CatalogueModel {
 	pricePerImageUsd?: number;
 	/** USD per million units of usage (video models). */
 	pricePerMillionUsd?: number;
-	/** Adaptive thinking that cannot be turned off. */
-	alwaysThinks?: boolean;
-	/** Takes an effort setting (`reasoning_effort` / `output_config.effort`). */
-	supportsEffort?: boolean;
 }
 
 export const MODEL_CATALOGUE: readonly CatalogueModel[] = [
@@ -26,8 +23,8 @@ export const MODEL_CATALOGUE: readonly CatalogueModel[] = [
 	{ id: 'video-2-0-260128', kind: 'video', description: 'Video, quality first', pricePerMillionUsd: 51 },
 	{ id: 'video-2-0-fast-260128', kind: 'video', description: 'Video, balance of speed and cost', pricePerMillionUsd: 37 },
 	{ id: 'video-2-0-mini-260615', kind: 'video', description: 'Video, lowest price', pricePerMillionUsd: 23 },
-	{ id: 'chat-fable-5', kind: 'chat', description: 'Highest capability, long-horizon agents; always thinks', contextTokens: 1_000_000, maxOutputTokens: 128_000, alwaysThinks: true, supportsEffort: true },
-	{ id: 'chat-opus-4-8', kind: 'chat', description: 'Flagship for agentic coding and enterprise workflows', contextTokens: 1_000_000, maxOutputTokens: 128_000, supportsEffort: true },
+	{ id: 'chat-fable-5', kind: 'chat', description: 'Highest capability, long-horizon agents; always thinks', contextTokens: 1_000_000, maxOutputTokens: 128_000 },
+	{ id: 'chat-opus-4-8', kind: 'chat', description: 'Flagship for agentic coding and enterprise workflows', contextTokens: 1_000_000, maxOutputTokens: 128_000 },
 	{ id: 'chat-sonnet-5', kind: 'chat', description: 'Balance of speed, quality and cost', contextTokens: 1_000_000, maxOutputTokens: 128_000 },
 	{ id: 'chat-haiku-4-5', kind: 'chat', description: 'Fast and cheap', contextTokens: 200_000, maxOutputTokens: 64_000 },
 	{ id: 'chat-opus-4-7', kind: 'chat', description: 'Older flagship, kept for compatibility' },
@@ -38,6 +35,17 @@ export const IMAGE_PRICE_USD = 0.04;
 
 export function findModel(id: string): CatalogueModel | undefined {
 	return MODEL_CATALOGUE.find((model) => model.id === id);
+}
+
+const thousands = (tokens: number) => (tokens >= 1_000_000 ? `${tokens / 1_000_000}M` : `${Math.round(tokens / 1000)}k`);
+
+/** The model's description with its limits and price, as the model lists show it. */
+export function describeModel(model: CatalogueModel): string {
+	const facts: string[] = [];
+	if (model.contextTokens && model.maxOutputTokens) facts.push(`${thousands(model.contextTokens)} context, ${thousands(model.maxOutputTokens)} output`);
+	if (model.pricePerImageUsd !== undefined) facts.push(`about ${model.pricePerImageUsd} USD per image`);
+	if (model.pricePerMillionUsd !== undefined) facts.push(`${model.pricePerMillionUsd} USD per 1M usage`);
+	return facts.length ? `${model.description} (${facts.join('; ')})` : model.description;
 }
 
 export function catalogueOf(kind: ModelKind): CatalogueModel[] {

@@ -35,3 +35,12 @@ export function isSameOrigin(a: string, b: string): boolean {
 		return false;
 	}
 }
+
+/** `host[:port]` of a link, for messages; the text itself when it is no URL. */
+export function hostOf(link: string): string {
+	try {
+		return new URL(link).host;
+	} catch {
+		return String(link).slice(0, 80);
+	}
+}

@@ -18,10 +18,29 @@ export function fieldError(
 	});
 }
 
+/** What a value is, for a message about a value of the wrong type. */
+function describeValue(value: unknown): string {
+	if (Array.isArray(value)) return 'a list';
+	if (value === null) return 'null';
+	return `an ${typeof value === 'object' ? 'object' : typeof value}`;
+}
+
+/**
+ * A text parameter, trimmed ('' when empty). Numbers and booleans are taken as text; an object or
+ * a list (an expression such as {{ $json }}) is refused: sent as is it would read "[object Object]".
+ */
+export function readText(ctx: IExecuteFunctions, itemIndex: number, name: string, field: string): string {
+	const value = ctx.getNodeParameter(name, itemIndex, '') as unknown;
+	if (value === undefined || value === null) return '';
+	if (typeof value === 'object') {
+		throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${describeValue(value)}`, 'Map a text field, e.g. {{ $json.text }}, or turn the value into text with JSON.stringify().');
+	}
+	return String(value).trim();
+}
+
 /** A required text parameter, trimmed. */
 export function requireText(ctx: IExecuteFunctions, itemIndex: number, name: string, field: string, hint?: string): string {
-	const value = ctx.getNodeParameter(name, itemIndex, '') as unknown;
-	const text = value === undefined || value === null ? '' : String(value).trim();
+	const text = readText(ctx, itemIndex, name, field);
 	if (text === '') throw fieldError(ctx, itemIndex, field, 'must not be empty', hint);
 	return text;
 }
@@ -34,6 +53,7 @@ export function readInteger(
 	field: string,
 	range: { min?: number; max?: number } = {},
 ): number {
+	if (typeof value === 'object' && value !== null) throw fieldError(ctx, itemIndex, field, `must be a whole number, but the expression gave ${describeValue(value)}`);
 	const text = typeof value === 'number' ? String(value) : String(value ?? '').trim();
 	if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
 		throw fieldError(ctx, itemIndex, field, `must be a whole number, not "${text.slice(0, 40)}"`);

@@ -1,0 +1,125 @@
+/**
+ * The video task as this node sees it: the record it reports, how the gateway's states are read
+ * (normalised, and sorted into running, success and failure), and how the submit (2.4) and status
+ * (2.5) answers become a record. Pure functions, unit-tested without HTTP.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+/** A video task as this node reports it. `status` is always upper case. */
+export interface TaskRecord {
+	task_id: string;
+	status: string;
+	progress?: string;
+	result_url?: string;
+	fail_reason?: string;
+}
+
+export type SubmittedTask = TaskRecord & { model?: string };
+
+export type TaskPhase = 'running' | 'success' | 'failure';
+
+/**
+ * The document lists QUEUED, IN_PROGRESS, SUCCESS and FAILURE. Relays also pass on the words of
+ * the upstream APIs they wrap: those that plainly mean done, or ended without a video (failed,
+ * cancelled, expired, timed out, rejected), are read as such; every other state (NOT_START,
+ * SUBMITTED, UNKNOWN, anything new) as still running.
+ */
+const SUCCESS_STATES = new Set(['SUCCESS', 'SUCCEEDED', 'COMPLETED']);
+export const FAILURE_STATES: ReadonlySet<string> = new Set([
+	'FAILURE',
+	'FAILED',
+	'CANCELLED',
+	'CANCELED',
+	'EXPIRED',
+	'ERROR',
+	'TIMEOUT',
+	'TIMED_OUT',
+	'REJECTED',
+]);
+
+/** `queued`, ` in-progress ` -> `QUEUED`, `IN_PROGRESS`; nothing -> `UNKNOWN`. */
+export function normaliseStatus(raw: unknown): string {
+	const text = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
+	return text === '' ? 'UNKNOWN' : text.toUpperCase().replace(/[\s-]+/g, '_');
+}
+
+export function phaseOf(status: string): TaskPhase {
+	const normalised = normaliseStatus(status);
+	if (SUCCESS_STATES.has(normalised)) return 'success';
+	if (FAILURE_STATES.has(normalised)) return 'failure';
+	return 'running';
+}
+
+/** Progress as the gateway's percentage string (`50%`); a bare number gets its `%`. */
+export function normaliseProgress(raw: unknown): string | undefined {
+	if (typeof raw === 'number' && Number.isFinite(raw)) return `${raw}%`;
+	if (typeof raw !== 'string' || raw.trim() === '') return undefined;
+	const text = raw.trim();
+	return /^\d+(\.\d+)?$/.test(text) ? `${text}%` : text;
+}
+
+function text(value: unknown): string | undefined {
+	if (typeof value === 'string' && value.trim() !== '') return value.trim();
+	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	return undefined;
+}
+
+function isRecord(value: unknown): value is IDataObject {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutEmpty<T extends TaskRecord>(record: T): T {
+	const out = { ...record };
+	for (const key of ['progress', 'result_url', 'fail_reason', 'model'] as const) {
+		if ((out as Record<string, unknown>)[key] === undefined) delete (out as Record<string, unknown>)[key];
+	}
+	return out;
+}
+
+/** The task of a submit answer (2.4, or the same inside `data`); undefined when it has no task id. */
+export function readSubmitAnswer(body: unknown): SubmittedTask | undefined {
+	const answer = isRecord(body) ? body : {};
+	const data = isRecord(answer.data) ? answer.data : {};
+	const taskId = text(answer.task_id) ?? text(answer.id) ?? text(data.task_id) ?? text(data.id);
+	if (!taskId) return undefined;
+	return withoutEmpty<SubmittedTask>({
+		task_id: taskId,
+		status: normaliseStatus(answer.status ?? data.status ?? 'QUEUED'),
+		progress: normaliseProgress(answer.progress ?? data.progress),
+		model: text(answer.model) ?? text(data.model),
+	});
+}
+
+/**
+ * The task of a status answer (2.5: `{code, data: {...}}`; a bare task record is accepted too);
+ * undefined when the answer holds no task record (error bodies were refused by the transport).
+ */
+export function readStatusAnswer(body: unknown, taskId: string): TaskRecord | undefined {
+	const answer = isRecord(body) ? body : {};
+	const data = isRecord(answer.data) ? answer.data : undefined;
+	const record = data ?? (answer.status !== undefined ? answer : undefined);
+	if (!record || (record.status === undefined && text(record.task_id) === undefined && text(record.id) === undefined)) return undefined;
+	return withoutEmpty<TaskRecord>({
+		task_id: text(record.task_id) ?? text(record.id) ?? taskId,
+		status: normaliseStatus(record.status),
+		progress: normaliseProgress(record.progress),
+		result_url: text(record.result_url) ?? text(record.url) ?? text(record.video_url),
+		fail_reason: text(record.fail_reason) ?? text(record.error),
+	});
+}
+
+/** A newer answer over an older one: fields the newer one leaves out keep their last value. */
+export function mergeRecords(previous: TaskRecord, next: TaskRecord): TaskRecord {
+	const merged = { ...previous, ...Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined)) } as TaskRecord;
+	return withoutEmpty({ ...merged, status: normaliseStatus(merged.status) });
+}
+
+/** The fields an item keeps for its task, on success and on Continue On Fail alike. */
+export function taskFields(record: TaskRecord): IDataObject {
+	return withoutEmpty({ ...record }) as unknown as IDataObject;
+}
+
+/** `IN_PROGRESS, progress 60%`: the status as messages quote it. */
+export function statusWithProgress(record: TaskRecord): string {
+	return record.progress ? `${record.status}, progress ${record.progress}` : record.status;
+}

@@ -1,0 +1,217 @@
+/**
+ * Calling a chat endpoint, streamed or not, for Gateway Chat and Gateway Messages: the whole
+ * reply either way, the answer passed on to n8n's streaming API while it is written, and every
+ * failure as a GatewayError that reads the same with Stream on and off.
+ */
+import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { peekStream } from './binary';
+import { GatewayError, errorFromParsed, isErrorShape, missingResultError, notAnObjectError, quoteStart, readErrorFields } from './errors';
+import { readServerSentEvents } from './sse';
+import type { ServerSentEvent } from './sse';
+import type { ByteStream, GatewayClient } from './transport';
+
+/**
+ * What a reply stream found wrong: an error the gateway reported in the stream (`payload`), or a
+ * stream that broke the format (`problem`, in our words, and what was `sent`). Turned into a
+ * GatewayError by callChat, which knows what the call was.
+ */
+export class StreamFault extends Error {
+	private constructor(
+		readonly payload: unknown,
+		readonly problem: string | undefined,
+		readonly sent: string | undefined,
+	) {
+		super(problem ?? 'the gateway reported an error in the stream');
+		this.name = 'StreamFault';
+	}
+
+	static reported(payload: unknown): StreamFault {
+		return new StreamFault(payload, undefined, undefined);
+	}
+
+	static broken(problem: string, sent?: string): StreamFault {
+		return new StreamFault(undefined, problem, sent);
+	}
+}
+
+/** Parses an event's data, or says plainly that it was not a JSON object. */
+export function eventJson(event: ServerSentEvent): IDataObject {
+	try {
+		const value = JSON.parse(event.data) as unknown;
+		if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as IDataObject;
+	} catch {
+		// reported below
+	}
+	throw StreamFault.broken('the gateway sent a stream event that is not a JSON object', event.data);
+}
+
+/**
+ * Turns one wire format's events back into the reply the gateway gives without streaming, so
+ * both paths produce the same output. Text parts are kept and joined once, at the end.
+ */
+export interface ReplyStream<R> {
+	/** Takes one event; returns the answer text it carried (to show at once), if any. Throws StreamFault. */
+	take(event: ServerSentEvent): string | undefined;
+	/** The stream's own end mark arrived (`[DONE]`, `message_stop`). */
+	readonly finished: boolean;
+	/** What the end mark is called, for the message when it never comes. */
+	readonly endMark: string;
+	/** The reply in the shape of the non-streamed answer. Throws StreamFault. */
+	reply(): R;
+}
+
+export interface ChatCall<R> {
+	path: string;
+	body: IDataObject;
+	stream: boolean;
+	itemIndex: number;
+	what: string;
+	/** The hard limit for the whole answer. */
+	deadlineMs: number;
+	/** Headers this format needs (e.g. `anthropic-version`). */
+	headers?: Record<string, string>;
+	newReplyStream: () => ReplyStream<R>;
+	/** The answer text of a whole reply, for n8n streaming when the gateway did not stream. */
+	answerText: (reply: R) => string;
+	/** What a whole reply lacks to be an answer ("choices"), or undefined. */
+	replyProblem: (reply: R) => string | undefined;
+}
+
+/** n8n's streaming API for one item, or undefined when n8n is not streaming this run. */
+export interface LiveText {
+	begin(): Promise<void>;
+	write(text: string): Promise<void>;
+	end(): Promise<void>;
+	fail(message: string): Promise<void>;
+}
+
+/**
+ * Live text goes out only when n8n streams the run (a Chat Trigger or a Webhook set to stream),
+ * and never while the node runs as an AI Agent's tool: its answer goes to the agent, not to the
+ * person chatting (n8n marks a tool run by rewiring the node's output log to the tool
+ * connection).
+ */
+export function liveTextFor(ctx: IExecuteFunctions, itemIndex: number): LiveText | undefined {
+	const streaming = typeof ctx.isStreaming === 'function' && ctx.isStreaming();
+	if (!streaming || typeof ctx.sendChunk !== 'function') return undefined;
+	if ((ctx.getNode() as { rewireOutputLogTo?: string }).rewireOutputLogTo) return undefined;
+	// n8n's sendChunk returns a promise although it is typed void; awaiting it keeps the order.
+	const send = async (type: ChunkType, content?: string) => await Promise.resolve(ctx.sendChunk(type, itemIndex, content));
+	return {
+		begin: async () => await send('begin'),
+		write: async (text) => await send('item', text),
+		end: async () => await send('end'),
+		fail: async (message) => await send('error', message),
+	};
+}
+
+const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off Stream.';
+
+/** Sends a chat request and returns the whole reply, reading and aggregating the stream if asked. */
+export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient, call: ChatCall<R>): Promise<R> {
+	const live = liveTextFor(ctx, call.itemIndex);
+	const request = { path: call.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, headers: call.headers };
+	if (!call.stream) {
+		const reply = checkedReply(call, await client.json<R>(request));
+		if (live) await passWhole(live, call.answerText(reply));
+		return reply;
+	}
+
+	const response = await client.stream(request);
+	let reply: R;
+	let begun = false;
+	try {
+		// A stream is recognised by its body: relays send it as text/plain, or with no type at all,
+		// and some ignore `stream` and answer with one JSON object.
+		if ((await firstCharacter(response.body)) === '{') {
+			reply = checkedReply(call, parseWhole(call, await readAll(response.body)));
+			if (live) await passWhole(live, call.answerText(reply));
+			return reply;
+		}
+		const replyStream = call.newReplyStream();
+		if (live) {
+			await live.begin();
+			begun = true;
+		}
+		for await (const events of readServerSentEvents(response.body)) {
+			for (const event of events) {
+				const text = replyStream.take(event);
+				if (text && live) await live.write(text);
+				if (replyStream.finished) break;
+			}
+			if (replyStream.finished) break;
+		}
+		if (!replyStream.finished) {
+			throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${replyStream.endMark})`);
+		}
+		reply = replyStream.reply();
+	} catch (error) {
+		const failure = chatFailure(call, error, response.failure);
+		if (begun && live) await live.fail(client.masker.mask(failure.fullMessage)).catch(() => undefined);
+		throw failure;
+	}
+	if (live) await live.end();
+	return reply;
+}
+
+function checkedReply<R>(call: ChatCall<R>, reply: R): R {
+	const missing = call.replyProblem(reply);
+	if (missing) throw missingResultError(call.what, missing, reply, { itemIndex: call.itemIndex });
+	return reply;
+}
+
+function parseWhole<R>(call: ChatCall<R>, text: string): R {
+	let body: unknown;
+	try {
+		body = JSON.parse(text);
+	} catch {
+		throw StreamFault.broken('the gateway answered with neither an event stream nor JSON', text);
+	}
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObjectError(call.what, 200, body, { itemIndex: call.itemIndex });
+	if (isErrorShape(body)) throw StreamFault.reported(body);
+	return body as R;
+}
+
+/** Any failure of a streamed call as a GatewayError; `readFailure` knows the attempt (timeout, Stop, network). */
+function chatFailure<R>(call: ChatCall<R>, error: unknown, readFailure: (error: unknown) => GatewayError): GatewayError {
+	if (error instanceof GatewayError) return error;
+	if (error instanceof StreamFault) {
+		if (error.payload !== undefined) {
+			// The same words as the same error in a whole answer.
+			return errorFromParsed(call.what, undefined, readErrorFields(error.payload), { itemIndex: call.itemIndex });
+		}
+		return new GatewayError({
+			kind: 'protocol',
+			headline: `${call.what} failed: ${error.problem}`,
+			gatewayMessage: error.sent !== undefined ? quoteStart(error.sent, 200) : undefined,
+			hint: STREAM_HINT,
+			itemIndex: call.itemIndex,
+		});
+	}
+	const failure = readFailure(error);
+	if (failure.kind === 'network') failure.hint = STREAM_HINT;
+	return failure;
+}
+
+/** The first character that is not white space, without consuming it; '' for an empty body. */
+async function firstCharacter(stream: ByteStream): Promise<string> {
+	for (let size = 1; ; ) {
+		const head = await peekStream(stream, size);
+		const text = head.toString('latin1').trimStart();
+		if (text !== '' || stream.readableEnded || head.length < size) return text.charAt(0);
+		size = head.length + 1;
+	}
+}
+
+async function readAll(stream: ByteStream): Promise<string> {
+	const parts: Buffer[] = [];
+	for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+	return Buffer.concat(parts).toString('utf8');
+}
+
+async function passWhole(live: LiveText, text: string): Promise<void> {
+	await live.begin();
+	if (text !== '') await live.write(text);
+	await live.end();
+}

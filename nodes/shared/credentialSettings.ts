@@ -1,0 +1,132 @@
+/**
+ * The Model Gateway credential's values, read and checked in one place for the nodes, the
+ * credential's own authentication and its test: the key (never echoed), the base URL (the forms
+ * users paste, and the ones that cannot work), the group multiplier and the custom headers.
+ */
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INode } from 'n8n-workflow';
+
+import { isHttpUrl, normalizeBaseUrl } from './url';
+
+export interface GatewaySettings {
+	apiKey: string;
+	baseUrl: string;
+	groupMultiplier: number;
+	/** Sent with every request to the gateway's own origin, never elsewhere. */
+	customHeaders: Record<string, string>;
+}
+
+/** Endpoint paths users paste into the Base URL along with the address. */
+const ENDPOINT_SUFFIX = /\/v1\/(chat\/completions|messages|images\/generations|video\/generations|models|responses|completions|embeddings)\/?$/i;
+/** Headers the credential sets itself, or that would break the request. */
+const FORBIDDEN_HEADERS = new Set(['authorization', 'host', 'content-length', 'content-type', 'transfer-encoding', 'connection']);
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** A problem with the credential, in words that never contain the key or header values. */
+export class CredentialProblem extends Error {
+	constructor(
+		readonly field: string,
+		problem: string,
+	) {
+		super(`The "${field}" of the Model Gateway credential ${problem}`);
+		this.name = 'CredentialProblem';
+	}
+}
+
+function parseUrl(text: string): URL | undefined {
+	try {
+		return new URL(text);
+	} catch {
+		return undefined;
+	}
+}
+
+function parseJson(text: string): unknown {
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return undefined;
+	}
+}
+
+export function checkApiKey(raw: unknown): string {
+	const apiKey = String(raw ?? '').trim();
+	if (apiKey === '') throw new CredentialProblem('API Key', 'is empty: paste the gateway token (it begins with "sk-")');
+	if (!apiKey.startsWith('sk-')) throw new CredentialProblem('API Key', 'must begin with "sk-" (the key is not shown here)');
+	if (/\s/.test(apiKey)) throw new CredentialProblem('API Key', 'contains spaces or line breaks: paste the token alone');
+	return apiKey;
+}
+
+/** The base URL, normalised; refuses the forms that cannot work and says what to change. */
+export function checkBaseUrl(raw: unknown): string {
+	const text = String(raw ?? '').trim();
+	if (text === '') throw new CredentialProblem('Base URL', 'is empty: enter the gateway address, e.g. https://gateway.example.com');
+	const url = parseUrl(text);
+	if (url === undefined) throw new CredentialProblem('Base URL', 'must look like http(s)://host[:port][/path], e.g. https://gateway.example.com');
+	if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+		throw new CredentialProblem('Base URL', `must start with http:// or https://, not ${url.protocol}//`);
+	}
+	if (url.username !== '' || url.password !== '') {
+		throw new CredentialProblem('Base URL', 'contains a user name or password (user:pass@): remove them; the API Key is the only credential sent');
+	}
+	if (url.search !== '' || text.includes('?')) throw new CredentialProblem('Base URL', 'contains a query string ("?…"): remove it');
+	if (url.hash !== '' || text.includes('#')) throw new CredentialProblem('Base URL', 'contains a fragment ("#…"): remove it');
+	const endpoint = ENDPOINT_SUFFIX.exec(url.pathname);
+	if (endpoint) {
+		const base = `${url.origin}${url.pathname.slice(0, endpoint.index)}`;
+		throw new CredentialProblem('Base URL', `ends with the endpoint path "${endpoint[0]}": remove it, so the Base URL is ${base}`);
+	}
+	const normalised = normalizeBaseUrl(text);
+	if (!isHttpUrl(normalised)) throw new CredentialProblem('Base URL', 'must look like http(s)://host[:port][/path]');
+	return normalised;
+}
+
+/** `customHeaders`: a JSON object of header names to text values (or nothing). */
+export function checkCustomHeaders(raw: unknown): Record<string, string> {
+	if (raw === undefined || raw === null) return {};
+	let value: unknown = raw;
+	if (typeof raw === 'string') {
+		if (raw.trim() === '') return {};
+		value = parseJson(raw);
+		if (value === undefined) throw new CredentialProblem('Custom Headers', 'is not valid JSON: enter an object such as {"x-portkey-provider": "openai"}');
+	}
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+		throw new CredentialProblem('Custom Headers', 'must be a JSON object of header names to text values, e.g. {"x-portkey-provider": "openai"}');
+	}
+	const headers: Record<string, string> = {};
+	for (const [name, headerValue] of Object.entries(value as IDataObject)) {
+		if (!HEADER_NAME.test(name)) throw new CredentialProblem('Custom Headers', `has an invalid header name "${name.slice(0, 40)}"`);
+		if (FORBIDDEN_HEADERS.has(name.toLowerCase())) {
+			throw new CredentialProblem('Custom Headers', `may not set "${name}": ${name.toLowerCase() === 'authorization' ? 'the API Key is sent as the Authorization header' : 'the node sets it itself'}`);
+		}
+		// Values are not repeated in messages: they may be secrets.
+		if (typeof headerValue !== 'string' && typeof headerValue !== 'number' && typeof headerValue !== 'boolean') {
+			throw new CredentialProblem('Custom Headers', `has a value for "${name}" that is not text`);
+		}
+		const text = String(headerValue);
+		if (/[\r\n]/.test(text)) throw new CredentialProblem('Custom Headers', `has a line break in the value of "${name}"`);
+		headers[name] = text;
+	}
+	return headers;
+}
+
+/** All credential values, checked; the errors name the field and never repeat a secret. */
+export function checkGatewayCredential(credentials: IDataObject): GatewaySettings {
+	const multiplier = Number(credentials.groupMultiplier ?? 1);
+	return {
+		apiKey: checkApiKey(credentials.apiKey),
+		baseUrl: checkBaseUrl(credentials.baseUrl),
+		groupMultiplier: Number.isFinite(multiplier) && multiplier >= 0 ? multiplier : 1,
+		customHeaders: checkCustomHeaders(credentials.customHeaders),
+	};
+}
+
+/** As checkGatewayCredential, with a problem as the node's error (before any request). */
+export function readGatewayCredential(credentials: IDataObject, node: INode): GatewaySettings {
+	try {
+		return checkGatewayCredential(credentials);
+	} catch (error) {
+		// checkGatewayCredential raises only CredentialProblems, whose words hold no secret.
+		throw new NodeOperationError(node, (error as Error).message, { description: 'Open the Model Gateway credential and correct this field.' });
+	}
+}

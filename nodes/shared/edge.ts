@@ -1,0 +1,65 @@
+/**
+ * The edge: where a failure leaves our code. Any error (a GatewayError, an input check's n8n
+ * error, anything unexpected) becomes an n8n error or a Continue On Fail item here, and every
+ * text in it is masked here, once, before n8n logs it or stores it in the execution.
+ */
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INode, INodeExecutionData, JsonObject } from 'n8n-workflow';
+
+import { GatewayError, itemFieldsOf } from './errors';
+import { SecretMasker, patternMasker } from './mask';
+
+export type NodeError = NodeApiError | NodeOperationError;
+
+/** Errors our code built itself (input checks): no gateway text, already in final words. */
+function isOwnNodeError(error: unknown): error is NodeError {
+	return error instanceof NodeApiError || error instanceof NodeOperationError;
+}
+
+/** The structured data n8n keeps with the error (and the error item shows), masked. */
+function errorData(error: GatewayError, masker: SecretMasker): JsonObject {
+	return masker.maskDeep({
+		kind: error.kind,
+		httpCode: error.status ?? null,
+		gatewayMessage: error.gatewayMessage ?? null,
+		gatewayCode: error.gatewayCode ?? null,
+		mayHaveActed: error.mayHaveActed,
+		...error.fields,
+	}) as JsonObject;
+}
+
+/** Turns any error into the n8n error the node throws, masked. */
+export function asNodeError(node: INode, error: unknown, itemIndex: number | undefined, masker: SecretMasker = patternMasker): NodeError {
+	if (error instanceof GatewayError) {
+		const index = error.itemIndex ?? itemIndex;
+		const message = masker.mask(error.fullMessage);
+		const description = error.hint ? masker.mask(error.hint) : undefined;
+		const data = errorData(error, masker);
+		const nodeError =
+			error.status !== undefined
+				? new NodeApiError(node, data, { message, description, httpCode: String(error.status), itemIndex: index })
+				: new NodeOperationError(node, message, { description, itemIndex: index });
+		// n8n shows `context` in the error panel and keeps it in the execution.
+		nodeError.context = { ...(nodeError.context ?? {}), itemFields: data };
+		return nodeError;
+	}
+	if (isOwnNodeError(error)) {
+		const fields = itemFieldsOf(error);
+		if (Object.keys(fields).length) error.context = { ...error.context, itemFields: masker.maskDeep(fields) };
+		return error;
+	}
+	// Anything else (a bug, a runtime error): its message may hold anything, so only the masked text goes on.
+	const raw = error as { message?: unknown; name?: string };
+	const text = masker.mask(typeof raw?.message === 'string' ? raw.message : String(error));
+	return new NodeOperationError(node, text, { itemIndex });
+}
+
+/** The Continue On Fail item of a failed input item: the message, the hint and the error's fields. */
+export function errorItem(node: INode, error: unknown, itemIndex: number, masker: SecretMasker = patternMasker): INodeExecutionData {
+	const nodeError = asNodeError(node, error, itemIndex, masker);
+	const json: IDataObject = { error: nodeError.message };
+	if (nodeError.description) json.errorDescription = nodeError.description;
+	const fields = (nodeError.context?.itemFields ?? {}) as IDataObject;
+	for (const [key, value] of Object.entries(fields)) if (value !== null && value !== undefined && !(key in json)) json[key] = value;
+	return { json, pairedItem: { item: itemIndex } };
+}
