@@ -9,24 +9,33 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 
 const { startGateway } = require('../gateway');
+const { startHostileGateway, DNS_PRELOAD } = require('../hostile');
 const { ensureRuntime, defaultDir } = require('../../scripts/n8n/runtime');
 const { runWorkflows } = require('../../scripts/n8n/headless');
 const { collectWorkflows, gatewayCredential } = require('../../scripts/n8n/workflowSet');
-const { CREDENTIALS, OPENAI_CREDENTIAL, ROOT, TESTED_VERSIONS, lineDir, resultsFile, selectedLines } = require('./paths');
+const { CREDENTIALS, HOSTILE_CREDENTIAL, OPENAI_CREDENTIAL, ROOT, TESTED_VERSIONS, lineDir, resultsFile, selectedLines } = require('./paths');
 
 const WORKFLOW_DIRS = ['examples', path.join('test', 'e2e', 'workflows')];
 
 const log = (msg) => process.stderr.write(`[e2e] ${msg}\n`);
 
-/** The credentials of one run: ours (a good and a refused key) and OpenAI's, both at `gateway`. */
-function credentialsFor(gateway) {
+/**
+ * The credentials of one run: ours (a good and a refused key) and OpenAI's, both at `gateway`,
+ * and one at the hostile gateway whose key and custom header value must never be printed.
+ */
+function credentialsFor(gateway, hostile) {
 	const keys = {
 		good: `sk-e2e-${crypto.randomBytes(8).toString('hex')}`,
 		bad: `sk-invalid-${crypto.randomBytes(8).toString('hex')}`, // refused by the gateway (401)
+		hostile: `sk-e2e-hostile-${crypto.randomBytes(12).toString('hex')}`,
+		hostileHeader: `relay-secret-${crypto.randomBytes(12).toString('hex')}`,
 	};
 	const records = Object.keys(CREDENTIALS).map((which) => gatewayCredential(CREDENTIALS[which], { apiKey: keys[which], baseUrl: gateway.baseUrl }));
 	// n8n's OpenAI chat model sends OpenAI's wire format, which the loopback gateway speaks under /v1.
 	records.push({ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey: keys.good, url: `${gateway.baseUrl}/v1` } });
+	records.push(
+		gatewayCredential(HOSTILE_CREDENTIAL, { apiKey: keys.hostile, baseUrl: hostile.baseUrl, customHeaders: { 'x-relay-token': keys.hostileHeader } }),
+	);
 	return { keys, records };
 }
 
@@ -35,8 +44,12 @@ async function runLine(line, { runtime, installMs, files, workflows }) {
 	const started = Date.now();
 	const gateway = await startGateway();
 	globalThis.__MGW_E2E_GATEWAYS__.push(gateway);
-	const { keys, records } = credentialsFor(gateway);
-	const env = {};
+	// Short drips and keep-alives so waits that never end meet their limits within seconds.
+	const hostile = await startHostileGateway({ dripIntervalMs: 1000, keepAliveIntervalMs: 1000, videoPollsToFinish: 0 });
+	globalThis.__MGW_E2E_GATEWAYS__.push(hostile);
+	const { keys, records } = credentialsFor(gateway, hostile);
+	// The hostile gateway's host names (gw.example.test, files.gw.example.test) resolve to 127.0.0.1 inside n8n.
+	const env = { NODE_OPTIONS: `--require ${DNS_PRELOAD}` };
 	if (process.env.E2E_BINARY_DATA_MODE) env.N8N_DEFAULT_BINARY_DATA_MODE = process.env.E2E_BINARY_DATA_MODE;
 	log(`running ${workflows.length} workflow(s) in n8n ${runtime.version} (${line}) against the gateway at ${gateway.baseUrl}`);
 	const results = await runWorkflows({
@@ -55,6 +68,7 @@ async function runLine(line, { runtime, installMs, files, workflows }) {
 		timing: { installMs, setupMs: results.meta.setupMs, batchMs: results.meta.batchMs, totalMs: Date.now() - started },
 		gateway: { baseUrl: gateway.baseUrl, fileBaseUrl: gateway.fileBaseUrl },
 		credentials: Object.fromEntries(Object.keys(CREDENTIALS).map((which) => [which, { ...CREDENTIALS[which], apiKey: keys[which] }])),
+		hostile: { baseUrl: hostile.baseUrl, siblingUrl: hostile.siblingUrl, apiKey: keys.hostile, headerSecret: keys.hostileHeader, requests: hostile.requests },
 		files,
 		userFolder: results.meta.userFolder,
 		batchSummary: results.meta.summary,

@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 
 import type { LoggedRequest } from '../gateway';
+import type { HostileRequest } from '../hostile';
 import { CREDENTIALS, TESTED_VERSIONS, resultsFile, selectedLines } from './paths';
 
 // Set per jest project in jest.config.js (`globals`).
@@ -113,6 +114,8 @@ export interface E2eRun {
 	results: E2eResults;
 	/** Every request the loopback gateway received during the batch, in order. */
 	gatewayRequests: LoggedRequest[];
+	/** The hostile gateway of the hostile-*.json workflows: its secrets and every request it received. */
+	hostile: { baseUrl: string; siblingUrl: string; apiKey: string; headerSecret: string; requests: HostileRequest[] };
 }
 
 export const E2E_CREDENTIALS = CREDENTIALS;

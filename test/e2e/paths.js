@@ -34,7 +34,10 @@ const CREDENTIALS = {
 	bad: { id: 'mgwE2eBadKey1', name: 'Model Gateway (bad key)' },
 };
 
+// For the hostile-*.json workflows: the hostile gateway of test/hostile, with a custom header.
+const HOSTILE_CREDENTIAL = { id: 'mgwE2eHostile1', name: 'Model Gateway (hostile)' };
+
 // For the AI Agent workflows: n8n's own OpenAI chat model, pointed at the loopback gateway.
 const OPENAI_CREDENTIAL = { id: 'mgwE2eOpenAi1', name: 'OpenAI (loopback gateway)' };
 
-module.exports = { ROOT, OUT_DIR, LINES, TESTED_VERSIONS, selectedLines, lineDir, resultsFile, CREDENTIALS, OPENAI_CREDENTIAL };
+module.exports = { ROOT, OUT_DIR, LINES, TESTED_VERSIONS, selectedLines, lineDir, resultsFile, CREDENTIALS, OPENAI_CREDENTIAL, HOSTILE_CREDENTIAL };

@@ -1,7 +1,10 @@
 /**
  * A real-HTTP execution context for integration tests: the subset of n8n's IExecuteFunctions our
- * nodes use, with requests sent by n8n's own request function (from the pinned n8n packages) and
- * authenticated by our credential class, so tests exercise the same wire path n8n does.
+ * nodes use, with requests sent by n8n's own request function (from the pinned n8n packages), so
+ * tests exercise the same wire path n8n does. The nodes read the credential themselves
+ * (`getCredentials`, counted in `credentialReads`) and set the Authorization header on each
+ * request (recorded in `requests`); `httpRequestWithAuthentication` stays for code that still
+ * uses it, authenticated by our credential class.
  */
 import * as path from 'path';
 import { NodeApiError } from 'n8n-workflow';
@@ -23,11 +26,15 @@ type N8nHttpRequest = (options: IHttpRequestOptions) => Promise<unknown>;
 const n8nHttpRequest: N8nHttpRequest = require(
 	path.join(path.dirname(require.resolve('@n8n/backend-network')), 'http/axios/request.js'),
 ).httpRequest;
+// What n8n's httpRequest helper does with a failure: marks it and throws it as it is (no NodeApiError).
+const markHttpRequestError: (error: unknown) => unknown = require('@n8n/backend-network').markHttpRequestError;
 
 export interface GatewayCredentialData {
 	apiKey: string;
 	baseUrl: string;
 	groupMultiplier?: number;
+	/** JSON object text, as the credential's Custom Headers field holds it. */
+	customHeaders?: string;
 }
 
 export interface ContextOptions {
@@ -60,8 +67,10 @@ export interface TestContext {
 	ctx: IExecuteFunctions;
 	chunks: SentChunk[];
 	binaries: StoredBinary[];
-	/** Every request as our code asked for it (headers after authentication). */
+	/** Every request as our code asked for it (with the headers it set, Authorization included). */
 	requests: IHttpRequestOptions[];
+	/** The credential types read with getCredentials, one entry per read. */
+	credentialReads: string[];
 }
 
 function lookup(source: IDataObject, dotted: string): unknown {
@@ -93,6 +102,7 @@ export function createExecuteContext(options: ContextOptions): TestContext {
 	const chunks: SentChunk[] = [];
 	const binaries: StoredBinary[] = [];
 	const requests: IHttpRequestOptions[] = [];
+	const credentialReads: string[] = [];
 	const parametersOf = (itemIndex: number) =>
 		typeof options.parameters === 'function' ? options.parameters(itemIndex) : options.parameters;
 
@@ -100,6 +110,13 @@ export function createExecuteContext(options: ContextOptions): TestContext {
 		requests.push(requestOptions);
 		try {
 			return await n8nHttpRequest({ ...requestOptions });
+		} catch (error) {
+			throw markHttpRequestError(error);
+		}
+	};
+	const sendAuthenticated = async (requestOptions: IHttpRequestOptions) => {
+		try {
+			return await send(requestOptions);
 		} catch (error) {
 			// n8n wraps every failure of an authenticated request like this.
 			throw new NodeApiError(node, error as never);
@@ -111,7 +128,10 @@ export function createExecuteContext(options: ContextOptions): TestContext {
 		getInputData: () => items,
 		continueOnFail: () => options.continueOnFail ?? false,
 		getExecutionCancelSignal: () => options.abortSignal,
-		getCredentials: async () => ({ groupMultiplier: 1, ...options.credentials }) as unknown as IDataObject,
+		getCredentials: async (type: string) => {
+			credentialReads.push(type);
+			return { groupMultiplier: 1, ...options.credentials } as unknown as IDataObject;
+		},
 		getNodeParameter: (name: string, itemIndex: number, fallback?: unknown, extra?: { extractValue?: boolean }) => {
 			let value = lookup(parametersOf(itemIndex), name);
 			if (value === undefined) {
@@ -136,7 +156,7 @@ export function createExecuteContext(options: ContextOptions): TestContext {
 					{ groupMultiplier: 1, ...options.credentials } as unknown as ICredentialDataDecryptedObject,
 					requestOptions,
 				);
-				return await send(authenticated);
+				return await sendAuthenticated(authenticated);
 			},
 			async prepareBinaryData(data: Buffer | AsyncIterable<Buffer>, fileName?: string, mimeType?: string) {
 				const streamed = !Buffer.isBuffer(data);
@@ -154,7 +174,7 @@ export function createExecuteContext(options: ContextOptions): TestContext {
 			},
 		},
 	};
-	return { ctx: ctx as unknown as IExecuteFunctions, chunks, binaries, requests };
+	return { ctx: ctx as unknown as IExecuteFunctions, chunks, binaries, requests, credentialReads };
 }
 
 /** Decodes an item's binary property back to bytes. */

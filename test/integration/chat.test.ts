@@ -145,13 +145,13 @@ describe('Gateway Chat (integration)', () => {
 
 	it('fails a stream that breaks off, never returning the partial answer', async () => {
 		await expect(run({ stream: true, messages: say('[break-stream] one two three four five six seven eight') })).rejects.toThrow(
-			'Reading the answer stream failed: the connection was dropped before the answer was complete',
+			/^The chat request failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/,
 		);
 	});
 
 	it('fails a stream that carries an error, quoting it', async () => {
 		await expect(run({ stream: true, messages: say('[stream-error] one two three four five six') })).rejects.toThrow(
-			'The gateway reported an error in the middle of the answer: "upstream stream error: the model stopped unexpectedly" (upstream_error, code stream_interrupted)',
+			'The chat request failed: the gateway reported a failure: "upstream stream error: the model stopped unexpectedly" (code stream_interrupted)',
 		);
 	});
 
@@ -161,20 +161,27 @@ describe('Gateway Chat (integration)', () => {
 			credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
 			streaming: true,
 		});
-		await expect(complete.call(ctx)).rejects.toThrow('in the middle of the answer');
+		await expect(complete.call(ctx)).rejects.toThrow('"upstream stream error: the model stopped unexpectedly"');
 		expect(chunks.map((chunk) => chunk.type)).toEqual(expect.arrayContaining(['begin', 'item', 'error']));
 		expect(chunks.map((chunk) => chunk.type)).not.toContain('end');
 	});
 
 	it.each([false, true])('explains an unknown model in plain words (stream %s)', async (stream) => {
-		await expect(run({ stream, model: { __rl: true, mode: 'id', value: 'chat-nope-1' } })).rejects.toThrow(/^Unknown model: the gateway has no channel for this model \(HTTP 503\)/);
+		await expect(run({ stream, model: { __rl: true, mode: 'id', value: 'chat-nope-1' } })).rejects.toThrow(
+			/^The chat request failed: the gateway has no channel for this model \(HTTP 503\): "No available channel for model chat-nope-1.*" \(code model_not_found\)$/,
+		);
+		// A permanent refusal: not retried.
+		expect(chatRequests()).toHaveLength(1);
 	});
 
 	it('explains a refused key without showing it', async () => {
 		const badKey = 'sk-invalid-abcdef123456';
 		const error = await run({}, { apiKey: badKey }).catch((e: Error) => e);
-		expect((error as Error).message).toMatch(/^Authentication failed/);
-		expect(JSON.stringify(error)).not.toContain(badKey);
+		expect((error as Error).message).toMatch(/^The chat request failed: the gateway refused the API key \(HTTP 401\): "Invalid token/);
+		const shown = error as Error & { description?: string; context?: unknown };
+		expect(JSON.stringify({ ...shown, message: shown.message, description: shown.description, context: shown.context, stack: shown.stack })).not.toContain(
+			badKey.slice(3),
+		);
 	});
 
 	it('refuses bad input before sending anything', async () => {
@@ -193,7 +200,7 @@ describe('Gateway Chat (integration)', () => {
 		});
 		expect(output.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
 		expect(output[0].json.text).toBe('Echo from chat-sonnet-5: ok 0');
-		expect(output[1].json.error).toMatch(/in the middle of the answer/);
+		expect(output[1].json.error).toBe('The chat request failed: the gateway reported a failure: "upstream stream error: the model stopped unexpectedly" (code stream_interrupted)');
 		expect(output[2].json.error).toMatch(/"Messages" row 1 \(user\) has no content \(item 2\)/);
 	});
 });

@@ -2,7 +2,7 @@
  * Concurrency across items, at node level against the loopback gateway: output order and
  * pairedItem follow the input whatever order the answers come in, never more requests in flight
  * than the Concurrency option, one 429 holds the whole batch back (shared backoff) without
- * multiplying retries, and the credential is read once per run. Nothing here asserts how fast
+ * multiplying retries, and the credential is read once per run, its key sent with every request. Nothing here asserts how fast
  * anything is: speed is for `npm run bench`.
  */
 import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
@@ -22,32 +22,29 @@ const env = useGateway();
 interface Traffic {
 	answered: string[];
 	peakInFlight: number;
-	credentialReads: number;
-	/** What each authenticated request passed as n8n's additional credential options. */
-	credentialOptions: unknown[];
 }
 
-/** Wraps the context's authenticated request and credential read to watch the traffic. */
+/**
+ * Wraps the context's httpRequest to watch the traffic. With `encoding: 'stream'` n8n's request
+ * resolves at the answer's headers: a request stays in flight until its body is closed.
+ */
 function watchTraffic(ctx: IExecuteFunctions): Traffic {
-	const traffic: Traffic = { answered: [], peakInFlight: 0, credentialReads: 0, credentialOptions: [] };
+	const traffic: Traffic = { answered: [], peakInFlight: 0 };
 	let inFlight = 0;
-	const send = ctx.helpers.httpRequestWithAuthentication;
-	ctx.helpers.httpRequestWithAuthentication = async function (this: IExecuteFunctions, type: string, options: IHttpRequestOptions, extra?: unknown) {
-		traffic.credentialOptions.push(extra);
+	const send = ctx.helpers.httpRequest;
+	ctx.helpers.httpRequest = async function (this: IExecuteFunctions, options: IHttpRequestOptions) {
 		inFlight++;
 		traffic.peakInFlight = Math.max(traffic.peakInFlight, inFlight);
+		let response: { body?: { once?: (event: string, listener: () => void) => void } } | undefined;
 		try {
-			return await send.call(this, type, options, extra as never);
+			response = (await send.call(this, options)) as typeof response;
+			return response;
 		} finally {
-			inFlight--;
 			traffic.answered.push(String(options.body));
+			if (typeof response?.body?.once === 'function') response.body.once('close', () => inFlight--);
+			else inFlight--;
 		}
-	};
-	const getCredentials = ctx.getCredentials;
-	ctx.getCredentials = async (...args: Parameters<IExecuteFunctions['getCredentials']>) => {
-		traffic.credentialReads++;
-		return await getCredentials(...args);
-	};
+	} as IExecuteFunctions['helpers']['httpRequest'];
 	return traffic;
 }
 
@@ -55,7 +52,7 @@ const items = (count: number) => Array.from({ length: count }, (_, i) => ({ json
 
 describe('Gateway Chat, 20 items at concurrency 5', () => {
 	async function runChat(parameters: (itemIndex: number) => IDataObject) {
-		const { ctx } = createExecuteContext({
+		const { ctx, requests, credentialReads } = createExecuteContext({
 			parameters: (itemIndex) => ({
 				model: { __rl: true, mode: 'list', value: 'chat-sonnet-5' },
 				maxTokens: 256,
@@ -69,7 +66,7 @@ describe('Gateway Chat, 20 items at concurrency 5', () => {
 		});
 		const traffic = watchTraffic(ctx);
 		const [output] = await complete.call(ctx);
-		return { output, traffic };
+		return { output, traffic, requests, credentialReads };
 	}
 	const question = (i: number) => ({ messages: { values: [{ role: 'user', content: `question ${i}` }] } });
 
@@ -87,13 +84,12 @@ describe('Gateway Chat, 20 items at concurrency 5', () => {
 		expect(env.gateway.requests.filter((request) => request.path === CHAT)).toHaveLength(20);
 	});
 
-	it('reads the credential once and hands it to every request', async () => {
-		const { traffic } = await runChat(question);
-		expect(traffic.credentialReads).toBe(1);
-		expect(traffic.credentialOptions).toHaveLength(20);
-		for (const extra of traffic.credentialOptions) {
-			expect(extra).toMatchObject({ credentialsDecrypted: { type: 'gatewayApi', data: { apiKey: KEY } } });
-		}
+	it('reads the credential once and sends its key with every request', async () => {
+		const { requests, credentialReads } = await runChat(question);
+		expect(credentialReads).toEqual(['gatewayApi']);
+		expect(requests).toHaveLength(20);
+		for (const request of requests) expect(request.headers).toMatchObject({ Authorization: `Bearer ${KEY}` });
+		for (const request of env.gateway.requests.filter((sent) => sent.path === CHAT)) expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
 	});
 });
 

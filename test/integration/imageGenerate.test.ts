@@ -179,11 +179,11 @@ describe('expired links', () => {
 	it('says the link expired and names the image and the item, not a stack', async () => {
 		const promise = run({ prompt: 'old news [expired]' });
 		await expect(promise).rejects.toThrow(
-			new RegExp(`^Downloading image 0 of item 0 failed: the link has expired \\(the file host 127\\.0\\.0\\.1:${env.gateway.filePort} answered HTTP 403\\)$`),
+			new RegExp(`^Downloading image 0 of item 0 failed: the link has expired or is gone \\(127\\.0\\.0\\.1:${env.gateway.filePort} answered HTTP 403\\): "Request has expired"$`),
 		);
 		await promise.catch((error) => {
 			expect(error.description).toMatch(/temporary/);
-			expect(JSON.stringify(error)).not.toContain(KEY);
+			expect(JSON.stringify({ ...error, message: error.message, description: error.description, stack: error.stack })).not.toContain(KEY.slice(3));
 		});
 		expect(fileRequests()).toHaveLength(1); // a 403 is not retried
 	});
@@ -198,6 +198,10 @@ describe('expired links', () => {
 			json: {
 				error: expect.stringContaining('Downloading image 0 of item 0 failed: the link has expired'),
 				errorDescription: expect.stringMatching(/temporary/),
+				kind: 'not_found',
+				httpCode: 403,
+				gatewayMessage: 'Request has expired',
+				mayHaveActed: false,
 				model: 'img-image-2',
 				index: 0,
 				url: expect.stringContaining(`${env.gateway.fileBaseUrl}/files/images/`),
@@ -210,19 +214,32 @@ describe('expired links', () => {
 });
 
 describe('gateway errors', () => {
-	it('retries a bare 429 and a proxy 502, then succeeds', async () => {
-		env.gateway.queueFaults(GENERATIONS, ['502-html']);
+	it('retries a bare 429 (the gateway did nothing), then succeeds', async () => {
 		const { output } = await run({ prompt: 'busy [429-once]' });
 		expect(output).toHaveLength(1);
 		expect(output[0].binary!.data.mimeType).toBe('image/png');
-		expect(generationRequests()).toHaveLength(3);
+		expect(generationRequests()).toHaveLength(2);
+	});
+
+	// A paid generation is not sent again once the gateway may have acted on it: no paying twice.
+	it.each(['502-html', '504-html', 'reset'] as const)('does not send the generation again after %s, and says it may have gone through', async (fault) => {
+		env.gateway.queueFaults(GENERATIONS, [fault]);
+		const error = (await run({ prompt: 'busy' }).catch((e: unknown) => e)) as Error & { description?: string };
+		expect(error.message).toMatch(/^Generating the images failed: /);
+		expect(error.description).toMatch(/^The request may have gone through even so: it was not sent again, so as not to pay twice/);
+		expect(generationRequests()).toHaveLength(1);
+		expect(fileRequests()).toHaveLength(0);
 	});
 
 	it.each([
-		[{ prompt: 'x' }, { apiKey: 'sk-invalid-key-123' }, /^Authentication failed: .*\(HTTP 401\)/],
-		[{ prompt: 'x' }, { apiKey: 'sk-noquota-key-123' }, /^No quota: .*\(HTTP 403\)/],
-		[{ prompt: 'x', model: { __rl: true, mode: 'id', value: 'img-nope' } }, {}, /^Unknown model: .*\(HTTP 503\)/],
-		[{ prompt: 'x', options: { extraBody: { output_format: 'gif' } } }, {}, /^Bad request: .*\(HTTP 400\): "output_format must be one of png, jpeg, webp/],
+		[{ prompt: 'x' }, { apiKey: 'sk-invalid-key-123' }, /^Generating the images failed: the gateway refused the API key \(HTTP 401\): "Invalid token/],
+		[{ prompt: 'x' }, { apiKey: 'sk-noquota-key-123' }, /^Generating the images failed: the gateway refused the request for lack of quota or permission \(HTTP 403\)/],
+		[{ prompt: 'x', model: { __rl: true, mode: 'id', value: 'img-nope' } }, {}, /^Generating the images failed: the gateway has no channel for this model \(HTTP 503\)/],
+		[
+			{ prompt: 'x', options: { extraBody: { output_format: 'gif' } } },
+			{},
+			/^Generating the images failed: the gateway refused the request \(HTTP 400\): "output_format must be one of png, jpeg, webp/,
+		],
 	])('explains %j with credential %j in plain words', async (parameters, credentials, message) => {
 		const promise = run(parameters, { credentials });
 		await expect(promise).rejects.toThrow(message);
@@ -236,7 +253,8 @@ describe('gateway errors', () => {
 			{ items: [{ json: {} }, { json: {} }, { json: {} }], continueOnFail: true },
 		);
 		expect(output.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
-		expect(output[1].json.error).toMatch(/^Unknown model/);
+		expect(output[1].json.error).toMatch(/^Generating the images failed: the gateway has no channel for this model \(HTTP 503\)/);
+		expect(output[1].json).toMatchObject({ kind: 'unknown_model', httpCode: 503, gatewayCode: 'model_not_found' });
 		expect(output[0].binary!.data.mimeType).toBe('image/png');
 		expect(output[2].binary!.data.mimeType).toBe('image/png');
 	});
@@ -258,6 +276,8 @@ describe('links on hosts that misbehave', () => {
 	let filesUrl: string;
 	let links: string[] = [];
 	const png = fixturePng();
+	// Bytes of no type we sniff, and not text: a file all the same.
+	const MYSTERY = Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff, 0x10, 0x80, 0x7f, 0x00, 0x42]);
 
 	function fixturePng(): Buffer {
 		const image = new PNG({ width: 2, height: 2 });
@@ -290,7 +310,9 @@ describe('links on hosts that misbehave', () => {
 			} else if (req.url === '/login.png') {
 				res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><title>Sign in</title></html>');
 			} else if (req.url === '/mystery') {
-				res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from('not an image we know'));
+				res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(MYSTERY);
+			} else if (req.url === '/words') {
+				res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('AccessDenied: not an image at all');
 			} else res.writeHead(404).end();
 		});
 		apiUrl = await listen(api);
@@ -318,18 +340,42 @@ describe('links on hosts that misbehave', () => {
 	});
 
 	it('reports a download that breaks off, in plain words', async () => {
-		await expect(runAgainstStub(['/broken.png'])).rejects.toThrow(/^Downloading image 0 of item 0 failed: the image could not be received in full \(/);
+		await expect(runAgainstStub(['/broken.png'])).rejects.toThrow(
+			/^Downloading image 0 of item 0 failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/,
+		);
 	});
 
-	it('refuses a page served in place of the image', async () => {
-		await expect(runAgainstStub(['/ok.png', '/login.png'])).rejects.toThrow(
-			'Downloading image 1 of item 0 failed: the link answered with text/html instead of an image',
-		);
+	it('refuses a page served in place of the image, naming the images that did arrive', async () => {
+		const error = (await runAgainstStub(['/ok.png', '/login.png']).catch((e: unknown) => e)) as Error & { description?: string; context?: IDataObject };
+		expect(error.message).toBe('Downloading image 1 of item 0 failed: the link answered with text/html instead of an image: "<html><title>Sign in</title></html>"');
+		// The good image was generated (and paid for): the error says where it is.
+		expect(error.description).toContain(`The other images of this item were generated and downloaded: image 0 (${filesUrl}/ok.png)`);
+		expect(error.context?.itemFields).toMatchObject({ index: 1, url: `${filesUrl}/login.png`, generatedImages: [{ index: 0, url: `${filesUrl}/ok.png` }] });
+	});
+
+	it('with Continue On Fail, keeps the good images of an item beside an error item for the bad one', async () => {
+		links = ['/ok.png', '/login.png', '/ok.png'].map((link) => filesUrl + link);
+		const { output } = await run({ prompt: 'x', n: 3 }, { credentials: { baseUrl: apiUrl }, continueOnFail: true });
+		expect(output.map((item) => [item.json.index, item.pairedItem])).toEqual([
+			[0, { item: 0 }],
+			[1, { item: 0 }],
+			[2, { item: 0 }],
+		]);
+		expect(output[0].binary!.data.mimeType).toBe('image/png');
+		expect(output[1].json).toMatchObject({ error: expect.stringMatching(/^Downloading image 1 of item 0 failed: the link answered with text\/html/), url: `${filesUrl}/login.png` });
+		expect(output[1].binary).toBeUndefined();
+		expect(output[2].binary!.data.mimeType).toBe('image/png');
 	});
 
 	it('keeps bytes of a type it does not know, typed as the host says', async () => {
 		const { output } = await runAgainstStub(['/mystery']);
 		expect(output[0].binary!.data).toMatchObject({ mimeType: 'application/octet-stream', fileName: 'mystery.bin' });
-		expect(binaryBytes(output[0]).toString()).toBe('not an image we know');
+		expect(binaryBytes(output[0]).equals(MYSTERY)).toBe(true);
+	});
+
+	it('refuses a few words of text served as a file, quoting them', async () => {
+		await expect(runAgainstStub(['/words'])).rejects.toThrow(
+			'Downloading image 0 of item 0 failed: the link answered with text (served as application/octet-stream) instead of an image: "AccessDenied: not an image at all"',
+		);
 	});
 });

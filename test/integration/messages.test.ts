@@ -70,6 +70,7 @@ describe('Gateway Messages (integration)', () => {
 			stream: false,
 			system: 'Be brief.',
 		});
+		expect(sent()[0].headers).toMatchObject({ authorization: `Bearer ${KEY}`, 'anthropic-version': '2023-06-01' });
 	});
 
 	it('gives the same output with and without Stream', async () => {
@@ -127,19 +128,23 @@ describe('Gateway Messages (integration)', () => {
 
 	it('fails a stream that breaks off, and one that carries an error event', async () => {
 		await expect(run({ stream: true, messages: say('[break-stream] one two three four five six') })).rejects.toThrow(
-			'Reading the answer stream failed: the connection was dropped before the answer was complete',
+			/^The messages request failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/,
 		);
 		await expect(run({ stream: true, messages: say('[stream-error] one two three four five six') })).rejects.toThrow(
-			'The gateway reported an error in the middle of the answer: "Overloaded" (overloaded_error)',
+			'The messages request failed: the gateway reported a failure: "Overloaded"',
 		);
 	});
 
 	it.each([false, true])('explains errors in the native wrapper in plain words (stream %s)', async (stream) => {
-		await expect(run({ stream, model: { __rl: true, mode: 'id', value: 'chat-nope-1' } })).rejects.toThrow(/^Unknown model: the gateway has no channel for this model \(HTTP 503\)/);
-		await expect(run({ stream, options: { temperature: 0.5, thinking: 'adaptive' } })).rejects.toThrow(
-			'Bad request: the gateway refused the request (HTTP 400): "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode."',
+		await expect(run({ stream, model: { __rl: true, mode: 'id', value: 'chat-nope-1' } })).rejects.toThrow(
+			/^The messages request failed: the gateway has no channel for this model \(HTTP 503\): "No available channel for model chat-nope-1/,
 		);
-		await expect(run({ stream }, { apiKey: 'sk-noquota-abcdef' })).rejects.toThrow(/^No quota/);
+		await expect(run({ stream, options: { temperature: 0.5, thinking: 'adaptive' } })).rejects.toThrow(
+			'The messages request failed: the gateway refused the request (HTTP 400): "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode."',
+		);
+		await expect(run({ stream }, { apiKey: 'sk-noquota-abcdef' })).rejects.toThrow(
+			/^The messages request failed: the gateway refused the request for lack of quota or permission \(HTTP 403\)/,
+		);
 	});
 
 	it('retries a 429 and answers', async () => {
@@ -161,7 +166,7 @@ describe('Gateway Messages (integration)', () => {
 		const { output } = await run((i) => ({ stream: i !== 0, messages: say(i === 1 ? '[break-stream] a b c d e f' : `ok ${i}`) }), { items, continueOnFail: true });
 		expect(output.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
 		expect(output[0].json.text).toBe('Echo from chat-sonnet-5: ok 0');
-		expect(output[1].json.error).toMatch(/connection was dropped/);
+		expect(output[1].json.error).toMatch(/^The messages request failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/);
 		expect(output[2].json.text).toBe('Echo from chat-sonnet-5: ok 2');
 	});
 });

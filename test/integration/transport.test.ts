@@ -1,10 +1,13 @@
 /**
  * The one transport against the loopback gateway: URL forms, retries and their budget, the
- * batch-wide backoff, error translation, cancel, and the key never leaking.
+ * batch-wide backoff, error classification, deadlines, cancel, and the key never leaking (the
+ * transport raises GatewayErrors; the edge, asNodeError, masks them once).
  */
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
+import { asNodeError } from '../../nodes/shared/edge';
+import { GatewayError } from '../../nodes/shared/errors';
 import { GatewayClient } from '../../nodes/shared/transport';
 import { useGateway } from '../gateway/testing';
 import { createExecuteContext } from '../helpers/executeContext';
@@ -14,13 +17,23 @@ const fastRetry = { baseDelayMs: 20, maxDelayMs: 100 };
 // One loopback gateway for the file, with a clean log and state before each test.
 const env = useGateway();
 
-async function client(options: { baseUrl?: string; apiKey?: string; abortSignal?: AbortSignal } = {}) {
+async function client(options: { baseUrl?: string; apiKey?: string; abortSignal?: AbortSignal; customHeaders?: string } = {}) {
 	const { ctx } = createExecuteContext({
 		parameters: {},
-		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: options.baseUrl ?? env.gateway.baseUrl },
+		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: options.baseUrl ?? env.gateway.baseUrl, customHeaders: options.customHeaders },
 		abortSignal: options.abortSignal,
 	});
 	return await GatewayClient.create(ctx);
+}
+
+/** The GatewayError a call fails with (the test fails when it succeeds or fails otherwise). */
+async function failureOf(call: Promise<unknown>): Promise<GatewayError> {
+	const error = await call.then(
+		() => undefined,
+		(reason: unknown) => reason,
+	);
+	if (!(error instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(error)}`);
+	return error;
 }
 
 const apiRequests = (path: string) => env.gateway.requests.filter((request) => request.server === 'api' && request.path === path);
@@ -63,6 +76,12 @@ describe('URL forms', () => {
 		await (await client()).json({ path: '/v1/models' });
 		expect(apiRequests('/v1/models')[0].headers.authorization).toBe(`Bearer ${KEY}`);
 	});
+
+	it("sends the credential's custom headers with it, never in place of the key", async () => {
+		await (await client({ customHeaders: '{"x-portkey-provider": "openai", "x-trace-id": "42"}' })).json({ path: '/v1/models', headers: { 'X-Trace-Id': 'call' } });
+		const [request] = apiRequests('/v1/models');
+		expect(request.headers).toMatchObject({ authorization: `Bearer ${KEY}`, 'x-portkey-provider': 'openai', 'x-trace-id': '42' });
+	});
 });
 
 describe('retries', () => {
@@ -75,17 +94,19 @@ describe('retries', () => {
 
 	it('gives up after the retry budget with a plain rate-limit message', async () => {
 		env.gateway.queueFaults('/v1/models', ['429', '429', '429', '429']);
-		await expect((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 2 } })).rejects.toThrow(
-			/^Rate limited: .*\(HTTP 429\)$/,
-		);
+		const error = await failureOf((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 2 }, what: 'Listing the models' }));
+		expect(error.kind).toBe('rate_limit');
+		expect(error.fullMessage).toBe('Listing the models failed: the gateway asked to slow down (rate limit), and waiting did not help (HTTP 429)');
 		expect(apiRequests('/v1/models')).toHaveLength(3);
 	});
 
 	it('summarises an HTML error page once retries are spent', async () => {
 		env.gateway.queueFaults('/v1/models', ['503-html', '503-html']);
-		const failure = (await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 1 } });
-		await expect(failure).rejects.toThrow(/^The gateway failed to answer \(HTTP 503\): it answered with an HTML error page/);
-		await expect(failure).rejects.not.toThrow(/<html|<body/);
+		const error = await failureOf((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 1 }, what: 'Listing the models' }));
+		expect(error.kind).toBe('server');
+		expect(error.fullMessage).toBe('Listing the models failed: the gateway reported a failure: it answered with an HTML page ("503 Service Temporarily Unavailable") (HTTP 503)');
+		expect(error.fullMessage).not.toMatch(/<html|<body/);
+		expect(error.hint).toMatch(/proxy/);
 	});
 
 	it('honours Retry-After', async () => {
@@ -97,11 +118,17 @@ describe('retries', () => {
 
 	it('never retries other 4xx, nor an unknown model', async () => {
 		const gw = await client();
-		await expect(gw.json({ path: '/v1/video/generations/no-such-task', retry: fastRetry })).rejects.toThrow(/^Not found \(HTTP 404\): "task_not_exist"/);
+		const notFound = await failureOf(gw.json({ path: '/v1/video/generations/no-such-task', retry: fastRetry, what: 'Checking the task' }));
+		expect(notFound.kind).toBe('not_found');
+		expect(notFound.fullMessage).toMatch(/^Checking the task failed: the gateway does not know this address or item \(HTTP 404\): "task_not_exist"/);
 		expect(apiRequests('/v1/video/generations/no-such-task')).toHaveLength(1);
-		await expect(
-			gw.json({ path: '/v1/chat/completions', body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }, retry: fastRetry }),
-		).rejects.toThrow(/^Unknown model: .*\(HTTP 503\): "No available channel for model no-such-model.*\(code model_not_found\)/);
+		const unknownModel = await failureOf(
+			gw.json({ path: '/v1/chat/completions', body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }, retry: fastRetry, what: 'The chat request' }),
+		);
+		expect(unknownModel.kind).toBe('unknown_model');
+		expect(unknownModel.fullMessage).toMatch(
+			/^The chat request failed: the gateway has no channel for this model \(HTTP 503\): "No available channel for model no-such-model.*\(code model_not_found\)$/,
+		);
 		expect(apiRequests('/v1/chat/completions')).toHaveLength(1);
 	});
 
@@ -122,26 +149,59 @@ describe('retries', () => {
 });
 
 describe('errors and the key', () => {
-	it('translates a refused key and never repeats it', async () => {
+	it('classifies a refused key and never repeats it', async () => {
 		const badKey = 'sk-invalid-0123456789SECRET';
-		const failure = (await client({ apiKey: badKey })).json({ path: '/v1/models' });
-		await expect(failure).rejects.toThrow(/^Authentication failed: the gateway refused the API key \(HTTP 401\)/);
-		const error = await failure.catch((e) => e);
-		expect(JSON.stringify({ message: error.message, description: error.description, context: error.context })).not.toContain(badKey);
+		const gw = await client({ apiKey: badKey });
+		const error = await failureOf(gw.json({ path: '/v1/models', what: 'Listing the models' }));
+		expect(error.kind).toBe('auth');
+		expect(error.fullMessage).toMatch(/^Listing the models failed: the gateway refused the API key \(HTTP 401\)/);
+		const nodeError = asNodeError(gw.node, error, 0, gw.masker);
+		const shown = JSON.stringify({ message: nodeError.message, description: nodeError.description, context: nodeError.context, stack: nodeError.stack });
+		expect(shown).toContain('the gateway refused the API key');
+		expect(shown).not.toContain(badKey.slice(3));
+		expect(JSON.stringify({ message: error.message, stack: error.stack })).not.toContain(badKey.slice(3));
 	});
 
-	it('translates a quota refusal', async () => {
-		await expect((await client({ apiKey: 'sk-noquota-1' })).json({ path: '/v1/models' })).rejects.toThrow(/^No quota: .*\(HTTP 403\): "user quota is not enough/);
+	it('classifies a quota refusal', async () => {
+		const error = await failureOf((await client({ apiKey: 'sk-noquota-1' })).json({ path: '/v1/models', what: 'Listing the models' }));
+		expect(error.kind).toBe('quota');
+		expect(error.fullMessage).toMatch(/^Listing the models failed: the gateway refused the request for lack of quota or permission \(HTTP 403\): "user quota is not enough/);
 	});
 
 	it('names a refused connection without leaking the request', async () => {
-		const failure = (await client({ baseUrl: 'http://127.0.0.1:9' })).json({ path: '/v1/models', retry: false, what: 'Listing the models' });
-		await expect(failure).rejects.toThrow('Listing the models failed: the connection was refused (is the Base URL right?)');
+		const gw = await client({ baseUrl: 'http://127.0.0.1:9' });
+		const error = await failureOf(gw.json({ path: '/v1/models', retry: false, what: 'Listing the models' }));
+		expect(error.kind).toBe('network');
+		expect(error.fullMessage).toBe('Listing the models failed: the connection to 127.0.0.1:9 was refused');
+		expect(error.hint).toBe('Nothing answers at 127.0.0.1:9. Check the address and that the server is running.');
+		expect(error.mayHaveActed).toBe(false);
+		const nodeError = asNodeError(gw.node, error, 0, gw.masker);
+		expect(JSON.stringify({ ...nodeError, message: nodeError.message, stack: nodeError.stack })).not.toContain(KEY.slice(3));
 	});
 
-	it('times out with a plain message', async () => {
-		env.gateway.queueFaults('/v1/models', ['slow:1500']);
-		await expect((await client()).json({ path: '/v1/models', timeoutMs: 200, retry: false })).rejects.toThrow(/timed out/);
+	it('ends a slow answer at its deadline, with a plain message', async () => {
+		env.gateway.queueFaults('/v1/models', ['slow:3000']);
+		const started = Date.now();
+		const error = await failureOf((await client()).json({ path: '/v1/models', deadlineMs: 1000, retry: false, what: 'Listing the models' }));
+		expect(error.kind).toBe('timeout');
+		expect(error.fullMessage).toBe('Listing the models failed: no complete answer within 1 s');
+		expect(Date.now() - started).toBeLessThan(2500);
+	});
+
+	it('does not send a request again once it used up its deadline', async () => {
+		env.gateway.queueFaults('/v1/models', ['slow:3000']);
+		const error = await failureOf((await client()).json({ path: '/v1/models', deadlineMs: 1000, retry: fastRetry }));
+		expect(error.kind).toBe('timeout');
+		expect(apiRequests('/v1/models')).toHaveLength(1);
+	});
+
+	it('does not start an attempt or a retry wait beyond notAfter', async () => {
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:5']);
+		const started = Date.now();
+		const error = await failureOf((await client()).json({ path: '/v1/models', notAfter: Date.now() + 1000, retry: fastRetry }));
+		expect(error.kind).toBe('rate_limit');
+		expect(Date.now() - started).toBeLessThan(1500);
+		expect(apiRequests('/v1/models')).toHaveLength(1);
 	});
 
 	it('stops at once when the execution is cancelled', async () => {
@@ -152,7 +212,9 @@ describe('errors and the key', () => {
 		await new Promise((resolve) => setTimeout(resolve, 150));
 		const cancelledAt = Date.now();
 		controller.abort();
-		await expect(failure).rejects.toThrow('was cancelled');
+		const error = await failureOf(failure);
+		expect(error.kind).toBe('cancelled');
+		expect(error.fullMessage).toBe('The gateway request was cancelled');
 		expect(Date.now() - cancelledAt).toBeLessThan(1000);
 		expect(apiRequests('/v1/models')).toHaveLength(1);
 	});

@@ -140,9 +140,8 @@ describe('generate', () => {
 	it('fails quoting the fail reason and the task id, and that the charge is usually refunded', async () => {
 		const error = await runError({ prompt: 'please [fail]' });
 		const taskId = polls()[0].path.split('/').pop();
-		expect(error.message).toBe(
-			`Video task ${taskId} failed: content policy violation: the prompt was rejected by the safety system (the charge for a failed task is usually refunded automatically)`,
-		);
+		expect(error.message).toBe(`Video task ${taskId} failed: "content policy violation: the prompt was rejected by the safety system"`);
+		expect(error.description).toContain('The charge for a failed task is usually refunded automatically');
 		expect(fileRequests()).toHaveLength(0);
 	});
 
@@ -178,7 +177,10 @@ describe('generate', () => {
 		env.gateway.queueFaults(`${SUBMIT}/`, Array.from({ length: 40 }, () => '503-html' as const));
 		const down = await run({ prompt: 'gateway down' }, { continueOnFail: true });
 		const json = down.output[0].json;
-		expect(json.error).toBe(`Could not check video task ${json.task_id} (25 polls in a row failed): The gateway failed to answer (HTTP 503): it answered with an HTML error page ("503 Service Temporarily Unavailable")`);
+		expect(json.error).toBe(
+			`Checking video task ${json.task_id} failed 25 times in a row: the gateway reported a failure: it answered with an HTML page ("503 Service Temporarily Unavailable") (HTTP 503)`,
+		);
+		expect(json).toMatchObject({ kind: 'server', httpCode: 503 });
 		expect(json.status).toBe('QUEUED');
 		expect(polls()).toHaveLength(25);
 	});
@@ -188,7 +190,8 @@ describe('generate', () => {
 			env.gateway.reset();
 			const { output } = await run({ prompt }, { continueOnFail: true });
 			const json = output[0].json;
-			expect(json.error).toMatch(new RegExp(`^The video link of task ${json.task_id} has expired or is no longer available \\(HTTP 403: "Request has expired"\\)`));
+			expect(json.error).toBe(`The video link of task ${json.task_id} has expired or is no longer available (HTTP 403): "Request has expired"`);
+			expect(json.errorDescription).toContain(`Run the Download operation with task ID ${json.task_id}`);
 			expect(json).toMatchObject({ status: 'SUCCESS', result_url: expect.any(String) });
 			expect(output[0].binary).toBeUndefined();
 		}
@@ -201,7 +204,9 @@ describe('generate', () => {
 			if (n === 2) controller.abort();
 		};
 		const error = await runError({ prompt: 'slow one [never]' }, { clock, abortSignal: controller.signal });
-		expect(error.message).toMatch(/^The wait for video task task_\w+ was cancelled \(last status NOT_START, progress 0%\)/);
+		const taskId = polls()[0].path.split('/').pop();
+		expect(error.message).toBe('The run was stopped while waiting for 1 video task');
+		expect(error.description).toContain(`item 0: ${taskId} (NOT_START, 0%)`);
 		expect(polls()).toHaveLength(1);
 	});
 
@@ -236,7 +241,7 @@ describe('generate', () => {
 		const error = await runError((i) => ({ prompt: prompts[i] }), { items: items(3), clock: createFakeClock(0, 30) });
 		const ids = submits().length;
 		expect(ids).toBe(3);
-		expect(error.message).toMatch(/^Video task task_\w+ failed: content policy/);
+		expect(error.message).toMatch(/^Video task task_\w+ failed: "content policy/);
 		expect(error.description).toMatch(/Tasks of the other items, to fetch with Get Status or Download: item 0: task_\w+ \(IN_PROGRESS, \d+%\); item 2: task_\w+/);
 		// the loop stopped with the failure: three ticks, nine polls, nothing after
 		expect(polls()).toHaveLength(9);
@@ -253,6 +258,11 @@ describe('generate', () => {
 			[{ prompt: 'x', options: { pollIntervalSeconds: 2 } }, '"Poll Interval (Seconds)" must be from 5 to 600, not 2 (item 0)'],
 			[{ prompt: 'x', options: { maxWaitSeconds: 3 } }, '"Max Wait (Seconds)" must be from the poll interval (5) to 86400, not 3 (item 0)'],
 			[{ prompt: 'x', options: { extraBody: '{oops' } }, '"Extra Body Fields" is not valid JSON'],
+			// an expression that gives an object would be sent as "[object Object]"
+			[{ prompt: { text: 'a fox' } }, '"Prompt" must be text, but the expression gave an object (item 0)'],
+			[{ prompt: ['a', 'fox'] }, '"Prompt" must be text, but the expression gave a list (item 0)'],
+			[{ operation: 'getStatus', taskId: { task_id: 'task_1' } }, '"Task ID" must be text, but the expression gave an object (item 0)'],
+			[{ operation: 'download', taskId: { task_id: 'task_1' } }, '"Task ID" must be text, but the expression gave an object (item 0)'],
 		];
 		for (const [parameters, message] of cases) {
 			expect((await runError(parameters)).message).toContain(message);
@@ -264,7 +274,7 @@ describe('generate', () => {
 		env.gateway.queueFaults(SUBMIT, ['502-html']);
 		const error = await runError({ prompt: 'once only' });
 		expect(error.message).toContain('HTTP 502');
-		expect(error.description).toContain('may have created the task even so; it was not submitted again');
+		expect(error.description).toBe('The gateway may have created the task: it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.');
 		expect(submits()).toHaveLength(1);
 	});
 
@@ -274,7 +284,9 @@ describe('generate', () => {
 		expect(submits()).toHaveLength(2);
 
 		const error = await runError({ prompt: 'x', model: { __rl: true, mode: 'id', value: 'video-9-nope' } });
-		expect(error.message).toMatch(/^Unknown model/);
+		expect(error.message).toMatch(/^Submitting the video task failed: the gateway has no channel for this model \(HTTP 503\)/);
+		expect(error.description).toContain('Pick a model from the list, or check the model id for typos.');
+		expect(error.description).not.toContain('may have created the task');
 		expect(polls()).toHaveLength(3);
 	});
 });
@@ -305,15 +317,15 @@ describe('submit, get status, download', () => {
 		const status = (await run({ operation: 'getStatus', taskId: failed })).output[0].json;
 		expect(status).toMatchObject({ task_id: failed, status: 'FAILURE', fail_reason: expect.stringContaining('content policy') });
 
-		expect((await runError({ operation: 'download', taskId: failed })).message).toContain(`Video task ${failed} failed: content policy`);
+		expect((await runError({ operation: 'download', taskId: failed })).message).toContain(`Video task ${failed} failed: "content policy`);
 		const notYet = await run({ operation: 'download', taskId: running }, { continueOnFail: true });
 		expect(notYet.output[0].json).toMatchObject({ task_id: running, status: 'NOT_START', error: `Video task ${running} is not finished yet (status NOT_START, progress 0%)` });
 	});
 
 	it('names an unknown task id and refuses an empty one before any request', async () => {
 		const error = await runError({ operation: 'getStatus', taskId: 'task_doesnotexist' });
-		expect(error.message).toBe('Checking video task task_doesnotexist failed: Not found (HTTP 404): "task_not_exist" (code task_not_exist)');
-		expect(error.description).toContain('does not know this task ID');
+		expect(error.message).toBe('Checking video task task_doesnotexist failed: the gateway does not know this task ID (HTTP 404): "task_not_exist" (code task_not_exist)');
+		expect(error.description).toContain('Check the task ID: it is the task_id that Submit or Generate returned');
 		env.gateway.reset();
 		expect((await runError({ operation: 'download', taskId: ' ' })).message).toBe('"Task ID" must not be empty (item 0)');
 		expect(env.gateway.requests).toHaveLength(0);

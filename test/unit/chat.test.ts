@@ -5,11 +5,12 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
-import { ChatCompletionStream, chatOutput, isChatErrorReply } from '../../nodes/GatewayChat/reply';
+import { ChatCompletionStream, chatOutput, chatReplyProblem } from '../../nodes/GatewayChat/reply';
 import type { ChatCompletion } from '../../nodes/GatewayChat/reply';
 import { chatRequestBody, readChatInput } from '../../nodes/GatewayChat/request';
 import type { ChatInput } from '../../nodes/GatewayChat/request';
-import { BrokenStreamError, GatewayReplyError } from '../../nodes/shared/chatCommon';
+import { StreamFault } from '../../nodes/shared/chatCall';
+import { isErrorShape } from '../../nodes/shared/errors';
 import { ServerSentEventParser } from '../../nodes/shared/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 
@@ -32,6 +33,7 @@ const input = (overrides: Partial<ChatInput> = {}): ChatInput => ({
 	stream: false,
 	extraBody: {},
 	includeRawResponse: false,
+	deadlineMs: 600_000,
 	...overrides,
 });
 
@@ -52,6 +54,17 @@ const chunk = (delta: IDataObject, finish: string | null = null) =>
 	frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'chat-fable-5', choices: [{ index: 0, delta, finish_reason: finish }] });
 const usage = { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 };
 
+function faultOf(run: () => unknown): StreamFault {
+	try {
+		run();
+	} catch (error) {
+		// A StreamFault and nothing else: callChat turns it into the GatewayError of the call.
+		if (error instanceof StreamFault) return error;
+		throw error;
+	}
+	throw new Error('expected a StreamFault');
+}
+
 describe('Gateway Chat description', () => {
 	const { description } = new GatewayChat();
 	const names = (props: Array<{ name: string }>) => props.map((p) => p.name);
@@ -66,7 +79,8 @@ describe('Gateway Chat description', () => {
 		expect(byName.stream.default).toBe(false);
 		expect(byName.messages.default).toEqual({ values: [{ role: 'user', content: '' }] });
 		const options = byName.options.options as Array<{ name: string; hint?: string }>;
-		expect(names(options)).toEqual(['concurrency', 'effort', 'extraBody', 'includeRawResponse', 'stop', 'temperature', 'topP']);
+		expect(names(options)).toEqual(['concurrency', 'effort', 'extraBody', 'includeRawResponse', 'stop', 'temperature', 'timeoutSeconds', 'topP']);
+		expect(options.find((o) => o.name === 'timeoutSeconds')).toMatchObject({ default: 600, type: 'number' });
 		expect(options.find((o) => o.name === 'effort')?.hint).toMatch(/xhigh.*chat-opus-4-8/);
 	});
 });
@@ -95,7 +109,13 @@ describe('readChatInput', () => {
 			stop: ['END'],
 			extraBody: { seed: 7 },
 			includeRawResponse: true,
+			deadlineMs: 600_000,
 		});
+	});
+
+	it('reads Timeout (Seconds) as the hard limit of the whole answer', () => {
+		expect(read({ options: { timeoutSeconds: 30 } }).deadlineMs).toBe(30_000);
+		expect(() => read({ options: { timeoutSeconds: 0 } })).toThrow('"Timeout (Seconds)" must be from 1 to 86400, not 0 (item 0)');
 	});
 
 	it.each([
@@ -176,9 +196,13 @@ describe('chatOutput', () => {
 		expect(chatOutput(plain)).toEqual({ text: 'Hi', model: 'chat-fable-5', finishReason: 'length', usage });
 	});
 
-	it('recognises an error body sent with a 200', () => {
-		expect(isChatErrorReply({ error: { message: 'upstream failed' } })).toBe(true);
-		expect(isChatErrorReply(completion)).toBe(false);
+	it('recognises an error body sent with a 200, and an answer without a reply', () => {
+		expect(isErrorShape({ error: { message: 'upstream failed' } })).toBe(true);
+		expect(isErrorShape(completion)).toBe(false);
+		expect(chatReplyProblem({ error: { message: 'upstream failed' } })).toBe('choices');
+		expect(chatReplyProblem({ choices: [] })).toBe('choices');
+		expect(chatReplyProblem({ choices: [{ index: 0, finish_reason: 'stop' }] })).toBe('message in its first choice');
+		expect(chatReplyProblem(completion)).toBeUndefined();
 	});
 });
 
@@ -205,13 +229,19 @@ describe('ChatCompletionStream', () => {
 	});
 
 	it('throws the error the stream carries', () => {
-		const broken = chunk({ content: 'Hel' }) + frame({ error: { message: 'upstream stream error', type: 'upstream_error', code: 'stream_interrupted' } });
-		expect(() => aggregate(broken)).toThrow(GatewayReplyError);
-		expect(() => aggregate(broken)).toThrow('upstream stream error');
+		const error = { message: 'upstream stream error', type: 'upstream_error', code: 'stream_interrupted' };
+		const broken = chunk({ content: 'Hel' }) + frame({ error });
+		expect(faultOf(() => aggregate(broken)).payload).toEqual({ error });
 	});
 
-	it('throws on an event that is not JSON', () => {
-		expect(() => aggregate('data: {"choices": [\n\n')).toThrow(BrokenStreamError);
+	it('throws on an event that is not JSON, keeping what was sent', () => {
+		const fault = faultOf(() => aggregate('data: {"choices": [\n\n'));
+		expect(fault.problem).toBe('the gateway sent a stream event that is not a JSON object');
+		expect(fault.sent).toBe('{"choices": [');
+	});
+
+	it('takes `data: [DONE] ` with a trailing space as the end mark', () => {
+		expect(aggregate(chunk({ content: 'Hi' }) + 'data: [DONE] \n\n').stream.finished).toBe(true);
 	});
 
 	it('rebuilds streamed tool calls', () => {

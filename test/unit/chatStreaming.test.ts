@@ -2,15 +2,19 @@
  * The call plumbing both chat nodes share (`callChat`): streamed or whole replies, what goes to
  * n8n's streaming API (recorded), and streams that break or carry an error.
  */
-import type { IDataObject } from 'n8n-workflow';
+import { Readable } from 'node:stream';
+import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 
-import { ChatCompletionStream, chatAnswerText, chatOutput, isChatErrorReply } from '../../nodes/GatewayChat/reply';
+import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from '../../nodes/GatewayChat/reply';
 import type { ChatCompletion } from '../../nodes/GatewayChat/reply';
-import { callChat, liveTextFor } from '../../nodes/shared/chatCommon';
-import type { GatewayClient } from '../../nodes/shared/transport';
+import { callChat, liveTextFor } from '../../nodes/shared/chatCall';
+import { asNodeError } from '../../nodes/shared/edge';
+import { GatewayError } from '../../nodes/shared/errors';
+import { GatewayClient } from '../../nodes/shared/transport';
 import { createExecuteContext } from '../helpers/executeContext';
 
-const credentials = { apiKey: 'sk-unit-stream', baseUrl: 'http://127.0.0.1:9' };
+const KEY = 'sk-unit-stream';
+const credentials = { apiKey: KEY, baseUrl: 'http://127.0.0.1:9' };
 const frame = (payload: unknown) => `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`;
 const chunk = (delta: IDataObject, finish: string | null = null) => frame({ id: 'c1', model: 'chat-sonnet-5', choices: [{ index: 0, delta, finish_reason: finish }] });
 const usage = { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 };
@@ -22,44 +26,54 @@ const whole: ChatCompletion = {
 	usage,
 };
 
-function fakeClient(answer: { frames?: Array<string | Error>; json?: unknown; contentType?: string }) {
-	const sent: IDataObject[] = [];
+interface Answer {
+	/** The body, piece by piece; an Error breaks the connection there. */
+	frames?: Array<string | Error>;
+	/** A whole JSON body (Stream off). */
+	json?: unknown;
+	contentType?: string;
+}
+
+/** The answer's body as the readable stream n8n's httpRequest returns with `encoding: 'stream'`. */
+function bodyOf(answer: Answer): Readable {
+	const pieces = answer.json !== undefined ? [JSON.stringify(answer.json)] : (answer.frames ?? []);
 	async function* body() {
-		for (const piece of answer.frames ?? []) {
+		for (const piece of pieces) {
 			if (piece instanceof Error) throw piece;
 			yield Buffer.from(piece);
 		}
 	}
-	const client = {
-		json: async (call: IDataObject) => {
-			sent.push(call);
-			return answer.json;
-		},
-		stream: async (call: IDataObject) => {
-			sent.push(call);
-			return { status: 200, headers: { 'content-type': answer.contentType ?? 'text/event-stream; charset=utf-8' }, body: body() };
-		},
-		scrub: (text: string) => text.replace(/sk-[\w-]+/g, 'sk-***'),
-		cancelSignal: undefined,
-	};
-	return { client: client as unknown as GatewayClient, sent };
+	return Readable.from(body());
 }
 
-async function run(options: { stream: boolean; streaming: boolean; frames?: Array<string | Error>; json?: unknown; contentType?: string; asTool?: boolean }) {
+async function run(options: { stream: boolean; streaming: boolean; asTool?: boolean } & Answer) {
 	const { ctx, chunks } = createExecuteContext({ parameters: {}, credentials, streaming: options.streaming });
 	if (options.asTool) (ctx.getNode() as { rewireOutputLogTo?: string }).rewireOutputLogTo = 'ai_tool';
-	const { client, sent } = fakeClient(options);
+	// The real transport, with n8n's httpRequest answering from memory: every request is recorded.
+	const sent: IHttpRequestOptions[] = [];
+	ctx.helpers.httpRequest = (async (request: IHttpRequestOptions) => {
+		sent.push(request);
+		const contentType = options.contentType ?? (options.json !== undefined ? 'application/json' : 'text/event-stream; charset=utf-8');
+		return { statusCode: 200, headers: { 'content-type': contentType }, body: bodyOf(options) };
+	}) as never;
+	const client = await GatewayClient.create(ctx);
 	const result = callChat<ChatCompletion>(ctx, client, {
 		path: '/v1/chat/completions',
 		body: { model: 'chat-sonnet-5' },
 		stream: options.stream,
 		itemIndex: 0,
 		what: 'The chat request',
+		deadlineMs: 600_000,
 		newReplyStream: () => new ChatCompletionStream(),
 		answerText: chatAnswerText,
-		isErrorReply: isChatErrorReply,
+		replyProblem: chatReplyProblem,
 	});
-	return { result, chunks, sent };
+	// Settled here, so a rejection is never left unhandled while a test awaits something else.
+	const failure = result.then(
+		() => undefined,
+		(error: unknown) => error,
+	);
+	return { result, failure, chunks, sent, client, node: ctx.getNode() };
 }
 
 describe('callChat', () => {
@@ -89,7 +103,9 @@ describe('callChat', () => {
 	it('passes a whole reply on as one piece when Stream is off but n8n streams', async () => {
 		const { result, chunks, sent } = await run({ stream: false, streaming: true, json: whole });
 		expect(await result).toEqual(whole);
-		expect(sent).toEqual([{ path: '/v1/chat/completions', body: { model: 'chat-sonnet-5' }, itemIndex: 0, what: 'The chat request' }]);
+		expect(sent).toHaveLength(1);
+		expect(sent[0]).toMatchObject({ method: 'POST', url: 'http://127.0.0.1:9/v1/chat/completions', body: '{"model":"chat-sonnet-5"}' });
+		expect(sent[0].headers).toMatchObject({ Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' });
 		expect(chunks.map((c) => [c.type, c.content])).toEqual([
 			['begin', undefined],
 			['item', 'Hello world'],
@@ -103,28 +119,81 @@ describe('callChat', () => {
 	});
 
 	it('fails on a stream that ends without [DONE], never returning the partial answer', async () => {
-		const { result, chunks } = await run({ stream: true, streaming: true, frames: goodStream.slice(0, 2) });
-		await expect(result).rejects.toThrow('The answer stream ended before the gateway finished the answer (no data: [DONE])');
+		const { failure, chunks } = await run({ stream: true, streaming: true, frames: goodStream.slice(0, 2) });
+		const error = (await failure) as GatewayError;
+		expect(error).toBeInstanceOf(GatewayError);
+		expect(error.kind).toBe('protocol');
+		expect(error.fullMessage).toBe('The chat request failed: the answer stream ended before the gateway finished the answer (no data: [DONE])');
 		expect(chunks.map((c) => c.type)).toEqual(['begin', 'item', 'error']);
 	});
 
 	it('fails on a stream that carries an error, quoting it', async () => {
 		const error = frame({ error: { message: 'upstream stream error: the model stopped', type: 'upstream_error', code: 'stream_interrupted' } });
-		const { result } = await run({ stream: true, streaming: false, frames: [...goodStream.slice(0, 2), error] });
-		await expect(result).rejects.toThrow(
-			'The gateway reported an error in the middle of the answer: "upstream stream error: the model stopped" (upstream_error, code stream_interrupted)',
+		const { failure } = await run({ stream: true, streaming: false, frames: [...goodStream.slice(0, 2), error] });
+		expect(((await failure) as GatewayError).fullMessage).toBe(
+			'The chat request failed: the gateway reported a failure: "upstream stream error: the model stopped" (code stream_interrupted)',
 		);
+	});
+
+	it('words an error in a stream as the same error in a whole answer', async () => {
+		const said = { error: { message: 'No available channel for model chat-x', type: 'new_api_error', code: 'model_not_found' } };
+		const streamed = (await (await run({ stream: true, streaming: false, frames: [frame(said)] })).failure) as GatewayError;
+		const inWhole = (await (await run({ stream: true, streaming: false, frames: [JSON.stringify(said)], contentType: 'application/json' })).failure) as GatewayError;
+		expect(streamed.kind).toBe('unknown_model');
+		expect(streamed.fullMessage).toBe('The chat request failed: the gateway has no channel for this model: "No available channel for model chat-x" (code model_not_found)');
+		expect(inWhole.fullMessage).toBe(streamed.fullMessage);
 	});
 
 	it('fails in plain words when the connection drops mid-stream', async () => {
 		const reset = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
-		const { result } = await run({ stream: true, streaming: false, frames: [...goodStream.slice(0, 2), reset] });
-		await expect(result).rejects.toThrow('Reading the answer stream failed: the connection was dropped before the answer was complete');
+		const { failure } = await run({ stream: true, streaming: false, frames: [...goodStream.slice(0, 2), reset] });
+		const error = (await failure) as GatewayError;
+		expect(error.kind).toBe('network');
+		expect(error.fullMessage).toBe('The chat request failed: the connection to 127.0.0.1:9 was dropped before the answer was complete');
 	});
 
-	it('fails on an error body sent with a 200, without the key', async () => {
-		const { result } = await run({ stream: false, streaming: false, json: { error: { message: 'bad key sk-secret-123 used', type: 'auth' } } });
-		await expect(result).rejects.toThrow('The gateway reported an error: "bad key sk-*** used" (auth)');
+	it('fails on an error body sent with a 200, and the key never reaches the node error', async () => {
+		const body = { error: { message: `bad key ${KEY} (also sk-secret-123) used`, type: 'auth' } };
+		const { failure, client, node } = await run({ stream: false, streaming: false, json: body });
+		const error = (await failure) as GatewayError;
+		expect(error.status).toBe(200);
+		// The gateway's words travel unmasked inside the GatewayError; its own message never holds them.
+		expect(error.message).toBe('The chat request failed: the gateway reported a failure');
+		const nodeError = asNodeError(node, error, 0, client.masker);
+		expect(nodeError.message).toBe('The chat request failed: the gateway reported a failure: "bad key *** (also sk-***) used"');
+		const shown = JSON.stringify({ ...nodeError, message: nodeError.message, description: nodeError.description, stack: nodeError.stack });
+		expect(shown).not.toContain('unit-stream');
+		expect(shown).not.toContain('sk-secret-123');
+	});
+
+	it.each([
+		[{ choices: [] }, 'The chat request failed: the gateway\'s answer has no choices: "{"choices":[]}"'],
+		[{ id: 'c1', object: 'chat.completion' }, 'The chat request failed: the gateway\'s answer has no choices'],
+	])('fails on a 200 without a reply (%j), quoting what came', async (json, message) => {
+		const { failure } = await run({ stream: false, streaming: false, json });
+		const error = (await failure) as GatewayError;
+		expect(error.kind).toBe('protocol');
+		expect(error.fullMessage).toContain(message);
+	});
+
+	it.each([
+		[null, 'null'],
+		[[], 'a list'],
+		['just text', 'a JSON string'],
+	])('fails on a 200 whose JSON is not an object (%j)', async (json, said) => {
+		const { failure } = await run({ stream: false, streaming: false, json });
+		const error = (await failure) as GatewayError;
+		expect(error.kind).toBe('protocol');
+		expect(error.headline).toBe(`The chat request failed: the gateway answered HTTP 200 with ${said} instead of a JSON object`);
+	});
+
+	it('masks the key in the error it passes on to n8n while streaming', async () => {
+		const error = frame({ error: { message: `invalid token Bearer ${KEY}` } });
+		const { failure, chunks } = await run({ stream: true, streaming: true, frames: [...goodStream.slice(0, 2), error] });
+		expect(((await failure) as GatewayError).kind).toBe('auth');
+		const sentError = chunks.find((c) => c.type === 'error');
+		expect(String(sentError?.content)).toContain('the gateway refused the API key');
+		expect(JSON.stringify(chunks)).not.toContain('unit-stream');
 	});
 });
 

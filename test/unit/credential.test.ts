@@ -6,9 +6,12 @@ describe('Model Gateway API credential', () => {
 	it('keeps the public names of the contract', () => {
 		expect(credential.name).toBe('gatewayApi');
 		expect(credential.displayName).toBe('Model Gateway API');
-		expect(credential.properties.map((property) => property.name)).toEqual(['apiKey', 'baseUrl', 'groupMultiplier']);
+		expect(credential.properties.map((property) => property.name)).toEqual(['apiKey', 'baseUrl', 'groupMultiplier', 'customHeaders']);
 		expect(credential.properties[0].typeOptions?.password).toBe(true);
 		expect(credential.properties[2].default).toBe(1);
+		// Header values are often keys of their own: hidden like the API key, and optional.
+		expect(credential.properties[3]).toMatchObject({ type: 'string', default: '', typeOptions: { password: true } });
+		expect(credential.properties[3].required).not.toBe(true);
 		expect(credential.test.request).toMatchObject({ url: '/v1/models', method: 'GET' });
 	});
 
@@ -21,6 +24,14 @@ describe('Model Gateway API credential', () => {
 		expect(options.baseURL).toBe('https://gw.example.com');
 	});
 
+	it('adds the custom headers, the API key still being the Authorization header', async () => {
+		const options = await credential.authenticate(
+			{ apiKey: 'sk-abc123', baseUrl: 'https://gw.example.com', customHeaders: '{"x-portkey-provider": "openai", "x-trace": 7}' },
+			{ url: '/v1/models', headers: { Accept: 'application/json' } },
+		);
+		expect(options.headers).toEqual({ Accept: 'application/json', 'x-portkey-provider': 'openai', 'x-trace': '7', Authorization: 'Bearer sk-abc123' });
+	});
+
 	it('refuses a key without sk- and never repeats it', async () => {
 		const attempt = credential.authenticate({ apiKey: 'abc-very-secret-value', baseUrl: 'https://gw.example.com' }, { url: '/v1/models' });
 		await expect(attempt).rejects.toThrow('must begin with "sk-"');
@@ -29,5 +40,14 @@ describe('Model Gateway API credential', () => {
 
 	it('refuses a base URL that is not http(s)', async () => {
 		await expect(credential.authenticate({ apiKey: 'sk-1', baseUrl: 'gw.example.com' }, { url: '/v1/models' })).rejects.toThrow('Base URL');
+	});
+
+	it('refuses custom headers that set Authorization, without repeating their value', async () => {
+		const attempt = credential.authenticate(
+			{ apiKey: 'sk-abc123', baseUrl: 'https://gw.example.com', customHeaders: '{"Authorization": "Bearer sk-other-secret-value"}' },
+			{ url: '/v1/models' },
+		);
+		await expect(attempt).rejects.toThrow('The "Custom Headers" of the Model Gateway credential may not set "Authorization"');
+		await expect(attempt).rejects.not.toThrow('other-secret-value');
 	});
 });

@@ -1,6 +1,34 @@
-import { classifyError, describeHttpError, describeNetworkError, parseErrorBody, scrubSecrets } from '../../nodes/shared/errors';
+/**
+ * The error path as data: gateway error bodies of every shape, their classification (the words of
+ * the answer first, then the status), error bodies inside a 200, network failures, the masking of
+ * secrets, and the edge, where a failure becomes an n8n error (or a Continue On Fail item) without
+ * the key anywhere in it.
+ */
+import { NodeOperationError } from 'n8n-workflow';
+import type { INode } from 'n8n-workflow';
+
+import { asNodeError, errorItem } from '../../nodes/shared/edge';
+import {
+	GatewayError,
+	classifyError,
+	errorFromParsed,
+	httpError,
+	isErrorShape,
+	itemFieldsOf,
+	missingResultError,
+	networkError,
+	notAnObjectError,
+	parseErrorBody,
+	readErrorFields,
+	withFields,
+} from '../../nodes/shared/errors';
+import { SecretMasker, patternMasker } from '../../nodes/shared/mask';
 
 const KEY = 'sk-live-0123456789abcdefSECRET';
+const KEY_TAIL = KEY.slice('sk-'.length);
+const HEADER_SECRET = 'portkey-header-secret-42';
+const masker = new SecretMasker([KEY, HEADER_SECRET]);
+const node: INode = { id: 'n1', name: 'Gateway Node', type: 'n8n-nodes-model-gateway.test', typeVersion: 1, position: [0, 0], parameters: {} };
 
 describe('gateway error bodies', () => {
 	it('reads the OpenAI / new-api shape', () => {
@@ -30,11 +58,16 @@ describe('gateway error bodies', () => {
 		});
 	});
 
+	it('reads {code, msg} and {"success": false, message}', () => {
+		expect(readErrorFields({ code: 500, msg: 'internal error' })).toMatchObject({ code: 500, message: 'internal error' });
+		expect(readErrorFields({ success: false, message: 'no balance' })).toMatchObject({ message: 'no balance' });
+	});
+
 	it('summarises an HTML page instead of dumping it', () => {
 		const html = '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr>nginx</body></html>';
 		const parsed = parseErrorBody(html, 'text/html');
 		expect(parsed.html).toBe(true);
-		expect(parsed.message).toBe('an HTML error page ("502 Bad Gateway")');
+		expect(parsed.message).toBe('an HTML page ("502 Bad Gateway")');
 	});
 
 	it('copes with an empty body and with plain text', () => {
@@ -43,38 +76,298 @@ describe('gateway error bodies', () => {
 	});
 });
 
-describe('classification and messages', () => {
+describe('classification: the words of the answer first, then the status', () => {
+	// A body without telling words: the status alone decides.
 	it.each([
-		[401, '{"error":{"message":"Invalid token","code":"invalid_api_key"}}', 'authentication', /^Authentication failed.*"Invalid token"/],
-		[403, '{"error":{"message":"user quota is not enough","code":"insufficient_user_quota"}}', 'quota', /^No quota/],
-		[429, '', 'rate_limit', /^Rate limited.*\(HTTP 429\)$/],
-		[503, '{"error":{"message":"No available channel for model x","code":"model_not_found"}}', 'unknown_model', /^Unknown model.*"No available channel for model x" \(code model_not_found\)/],
-		[400, '{"error":{"message":"n must be at most 10","type":"invalid_request_error"}}', 'bad_request', /^Bad request.*"n must be at most 10"/],
-		[400, '{"error":4001,"message":"plant name rejected"}', 'bad_request', /"plant name rejected" \(code 4001\)/],
-		[502, '<html><title>502 Bad Gateway</title></html>', 'server', /answered with an HTML error page \("502 Bad Gateway"\)/],
-		[500, '', 'server', /the gateway sent no details/],
-	])('HTTP %i %s -> %s', (status, body, kind, message) => {
-		const details = describeHttpError(status as number, body as string, body.startsWith('<') ? 'text/html' : 'application/json');
-		expect(details.kind).toBe(kind);
-		expect(details.message).toMatch(message as RegExp);
+		[401, 'auth'],
+		[402, 'quota'],
+		[403, 'quota'],
+		[404, 'not_found'],
+		[408, 'timeout'],
+		[400, 'bad_request'],
+		[409, 'bad_request'],
+		[422, 'bad_request'],
+		[429, 'rate_limit'],
+		[500, 'server'],
+		[502, 'server'],
+		[503, 'server'],
+		[504, 'server'],
+	])('HTTP %i with an empty body -> %s', (status, kind) => {
+		expect(httpError('X', status, '', '').kind).toBe(kind);
+		expect(httpError('X', status, '{"error":{"message":"something went wrong"}}', 'application/json').kind).toBe(kind);
 	});
 
-	it('treats 503 without model_not_found as a server failure', () => {
-		expect(classifyError(503, { message: 'service busy' })).toBe('server');
+	it.each([
+		// words beat the status
+		[403, '{"error":{"message":"forbidden"}}', 'quota'],
+		[403, '{"error":{"message":"invalid token"}}', 'auth'],
+		[403, '{"error":{"message":"无效的令牌"}}', 'auth'],
+		[403, '{"error":{"message":"user quota is not enough","code":"insufficient_user_quota"}}', 'quota'],
+		[400, '{"error":{"message":"Invalid token","code":"invalid_api_key"}}', 'auth'],
+		[400, '{"error":{"message":"rate limit reached for requests"}}', 'rate_limit'],
+		[404, '{"error":{"message":"The model `chat-x` does not exist","code":"model_not_found"}}', 'unknown_model'],
+		[500, '{"error":{"message":"insufficient account balance"}}', 'quota'],
+		[503, '{"error":{"message":"No available channel for model x","code":"model_not_found"}}', 'unknown_model'],
+		[503, '{"error":{"message":"当前分组 default 下对于模型 x 无可用渠道"}}', 'unknown_model'],
+		[503, '{"error":{"message":"service busy"}}', 'server'],
+		// statuses with ordinary words
+		[401, '{"error":{"message":"Invalid token","code":"invalid_api_key"}}', 'auth'],
+		[429, '{"error":{"message":"Too many requests"}}', 'rate_limit'],
+		[404, '{"error":{"message":"Not Found"}}', 'not_found'],
+		[400, '{"error":{"message":"n must be at most 10","type":"invalid_request_error"}}', 'bad_request'],
+		[502, '<html><title>502 Bad Gateway</title></html>', 'server'],
+	])('HTTP %i %s -> %s', (status, body, kind) => {
+		expect(httpError('X', status, body, body.startsWith('<') ? 'text/html' : 'application/json').kind).toBe(kind);
 	});
 
-	it('never repeats the key, even when the gateway echoes it', () => {
-		const body = `{"error":{"message":"token ${KEY} is invalid (Bearer ${KEY})"}}`;
-		const details = describeHttpError(401, body, 'application/json', KEY);
-		expect(details.message).not.toContain(KEY);
-		expect(details.message).toContain('sk-***');
-		expect(scrubSecrets(`Authorization: Bearer abc.def`, undefined)).toBe('Authorization: Bearer ***');
+	it('classifies a 429 that says the quota is used up as quota: waiting does not help (OpenAI sends insufficient_quota as a 429)', () => {
+		const body = '{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}';
+		expect(httpError('X', 429, body, 'application/json').kind).toBe('quota');
 	});
 
-	it('names network failures without their request configuration', () => {
-		expect(describeNetworkError({ code: 'ECONNRESET' }, 'Creating the plant')).toMatch(/connection was dropped/);
-		expect(describeNetworkError({ code: 'ECONNREFUSED' }, 'X')).toMatch(/refused/);
-		expect(describeNetworkError({ code: 'ECONNABORTED', message: 'timeout of 5ms exceeded' }, 'X')).toMatch(/timed out/);
-		expect(describeNetworkError({ message: `bad ${KEY}` }, 'X', KEY)).not.toContain(KEY);
+	it.each([
+		[{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'server'],
+		[{ error: { message: 'upstream error: do request failed' } }, 'server'],
+		[{ code: 500, msg: 'internal error' }, 'server'],
+		[{ code: 'invalid_token', message: 'invalid token Bearer sk-x' }, 'auth'],
+		[{ success: false, message: 'insufficient balance' }, 'quota'],
+		[{ error: { message: 'No available channel for model y', code: 'model_not_found' } }, 'unknown_model'],
+	])('an error inside a 200 (%j) -> %s', (body, kind) => {
+		const error = errorFromParsed('X', 200, readErrorFields(body));
+		expect(error.kind).toBe(kind);
+		expect(classifyError(undefined, readErrorFields(body))).toBe(kind);
+	});
+});
+
+describe('messages: <what> failed: <kind words> (HTTP status): "<what the gateway said>"', () => {
+	it.each([
+		[401, '{"error":{"message":"Invalid token","code":"invalid_api_key"}}', 'The chat request failed: the gateway refused the API key (HTTP 401): "Invalid token" (code invalid_api_key)'],
+		[
+			403,
+			'{"error":{"message":"user quota is not enough","code":"insufficient_user_quota"}}',
+			'The chat request failed: the gateway refused the request for lack of quota or permission (HTTP 403): "user quota is not enough" (code insufficient_user_quota)',
+		],
+		[429, '', 'The chat request failed: the gateway asked to slow down (rate limit), and waiting did not help (HTTP 429)'],
+		[
+			503,
+			'{"error":{"message":"No available channel for model x","code":"model_not_found"}}',
+			'The chat request failed: the gateway has no channel for this model (HTTP 503): "No available channel for model x" (code model_not_found)',
+		],
+		[400, '{"error":{"message":"n must be at most 10","type":"invalid_request_error"}}', 'The chat request failed: the gateway refused the request (HTTP 400): "n must be at most 10"'],
+		[400, '{"error":4001,"message":"plant name rejected"}', 'The chat request failed: the gateway refused the request (HTTP 400): "plant name rejected" (code 4001)'],
+		[502, '<html><title>502 Bad Gateway</title></html>', 'The chat request failed: the gateway reported a failure: it answered with an HTML page ("502 Bad Gateway") (HTTP 502)'],
+		[500, '', 'The chat request failed: the gateway reported a failure (HTTP 500)'],
+	])('HTTP %i %s', (status, body, message) => {
+		const error = httpError('The chat request', status, body, body.startsWith('<') ? 'text/html' : 'application/json', { status });
+		expect(error.fullMessage).toBe(message);
+		// The headline is ours alone: the gateway's words never go into an error's own message.
+		expect(error.message).toBe(error.headline);
+		expect(error.status).toBe(status);
+	});
+
+	it('gives a hint per kind, and says a proxy answered for a 502/503/504 or an HTML page', () => {
+		expect(httpError('X', 401, '', '').hint).toMatch(/API Key/);
+		expect(httpError('X', 429, '', '').hint).toMatch(/Concurrency/);
+		expect(httpError('X', 502, '', '').hint).toMatch(/proxy/);
+		expect(httpError('X', 500, '{"error":{"message":"boom"}}', 'application/json').hint).toMatch(/gateway's reason/);
+	});
+
+	it('says what a 200 lacked, quoting what came', () => {
+		const missing = missingResultError('Generating the images', 'images (no "data" list)', { created: 1 });
+		expect(missing.kind).toBe('protocol');
+		expect(missing.fullMessage).toBe('Generating the images failed: the gateway\'s answer has no images (no "data" list): "{"created":1}"');
+		expect(notAnObjectError('X', 200, null).headline).toBe('X failed: the gateway answered HTTP 200 with null instead of a JSON object');
+		expect(notAnObjectError('X', 200, []).headline).toBe('X failed: the gateway answered HTTP 200 with a list instead of a JSON object');
+		expect(notAnObjectError('X', 200, 'text').headline).toBe('X failed: the gateway answered HTTP 200 with a JSON string instead of a JSON object');
+	});
+
+	it('widens a failure to the step it belongs to, once', () => {
+		const error = httpError('Checking the status', 404, '', '').within('Checking video task t1 failed', { fields: { taskId: 't1' } });
+		expect(error.headline).toBe('Checking video task t1 failed: checking the status failed: the gateway does not know this address or item');
+		expect(error.fields).toEqual({ taskId: 't1' });
+		expect(error.within('Checking video task t1 failed').headline).toBe(error.headline);
+	});
+});
+
+describe('isErrorShape: an error the gateway sent in place of a result', () => {
+	it.each([
+		[{ error: { message: 'upstream failed', type: 'upstream_error' } }],
+		[{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }],
+		[{ success: false, message: 'no balance' }],
+		[{ code: 500, msg: 'internal error' }],
+		[{ code: 'invalid_token', message: 'invalid token' }],
+		[{ error: 400, message: 'plant name rejected' }],
+		[{ error: 'bad request' }],
+	])('%j is an error', (body) => {
+		expect(isErrorShape(body)).toBe(true);
+	});
+
+	it.each([
+		[{ id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }] }],
+		[{ code: 'success', message: '', data: { task_id: 't1', status: 'IN_PROGRESS', progress: '30%' } }],
+		[{ code: 'success', data: { status: 'SUCCESS' } }],
+		[{ error: null, choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' } }] }],
+		[{ error: {}, choices: [] }],
+		[{ id: 1, name: 'Monstera', tag: 'green' }],
+		[{ code: 0, message: 'ok', data: {} }],
+		[{ type: 'message', role: 'assistant', content: [] }],
+	])('%j is not an error', (body) => {
+		expect(isErrorShape(body)).toBe(false);
+	});
+
+	it.each([[null], [[]], ['text'], [42]])('%j is no error shape (it is not an object: a protocol error instead)', (body) => {
+		expect(isErrorShape(body)).toBe(false);
+	});
+});
+
+describe('network failures: only the cause is kept', () => {
+	it.each([
+		['ECONNRESET', 'network', 'X failed: the connection to gw.example:8080 was dropped before the answer was complete', true],
+		['ECONNREFUSED', 'network', 'X failed: the connection to gw.example:8080 was refused', false],
+		['ENOTFOUND', 'network', 'X failed: the host name gw.example:8080 could not be resolved', false],
+		['ETIMEDOUT', 'timeout', 'X failed: gw.example:8080 did not answer in time', true],
+	])('%s -> %s', (code, kind, message, mayHaveActed) => {
+		const error = networkError('X', { code, message: `connect ${code}` }, 'gw.example:8080');
+		expect(error.kind).toBe(kind);
+		expect(error.fullMessage).toBe(message);
+		expect(error.mayHaveActed).toBe(mayHaveActed);
+	});
+
+	it('finds the code on the cause n8n wraps it in, and never repeats the request it failed with', () => {
+		const wrapped = { message: `Request failed with headers {"Authorization":"Bearer ${KEY}"}`, cause: { code: 'ECONNRESET', message: 'socket hang up' } };
+		const error = networkError('X', wrapped, 'gw.example');
+		expect(error.fullMessage).toBe('X failed: the connection to gw.example was dropped before the answer was complete');
+		expect(JSON.stringify({ ...error, message: error.message, stack: error.stack })).not.toContain(KEY_TAIL);
+	});
+});
+
+describe('SecretMasker', () => {
+	it('masks the key', () => {
+		expect(masker.mask(`token ${KEY} is invalid`)).toBe('token *** is invalid');
+	});
+
+	it("masks the key's part after sk- (relays quote it without the prefix)", () => {
+		expect(masker.mask(`无效的令牌 token=${KEY_TAIL}`)).toBe('无效的令牌 token=***');
+	});
+
+	it('masks any Bearer token and anything shaped like a key, known or not', () => {
+		expect(masker.mask('Authorization: Bearer abc.def')).toBe('Authorization: Bearer ***');
+		expect(masker.mask('{"auth":"bearer xyz-123"}')).toBe('{"auth":"bearer ***"}');
+		expect(masker.mask('another key sk-other-9876543210 here')).toBe('another key sk-*** here');
+		expect(patternMasker.mask(`invalid token Bearer ${KEY}`)).not.toContain(KEY_TAIL);
+	});
+
+	it('masks custom header values', () => {
+		expect(masker.mask(`header x-portkey-api-key: ${HEADER_SECRET}`)).toBe('header x-portkey-api-key: ***');
+	});
+
+	it('leaves ordinary text alone', () => {
+		const texts = [
+			'The chat request failed: the gateway has no channel for this model (HTTP 503): "No available channel for model chat-sonnet-5"',
+			'task_0123456789abcdef failed: content policy',
+			'http://files.example:8080/files/images/img_1.png?sig=abc',
+			'Creating the plant failed: "plant with id 31 already exists" (code 409)',
+			'无可用渠道',
+		];
+		for (const text of texts) expect(masker.mask(text)).toBe(text);
+	});
+
+	it('leaves words that only contain "sk-" alone, so links to generated files stay usable', () => {
+		const texts = ['https://cdn.example/risk-report/img_1.png', 'task-0123456789 finished', 'https://flask-app.example/v/1.mp4'];
+		for (const text of texts) expect(masker.mask(text)).toBe(text);
+	});
+
+	it('ignores secrets too short to be told from ordinary words', () => {
+		expect(new SecretMasker(['abc']).mask('abc def')).toBe('abc def');
+	});
+
+	it('masks every string of a JSON-like value', () => {
+		expect(masker.maskDeep({ a: [`x ${KEY}`, 1, null], b: { c: `Bearer ${HEADER_SECRET}` } })).toEqual({ a: ['x ***', 1, null], b: { c: 'Bearer ***' } });
+	});
+});
+
+/** Everything n8n may show, log or store of an error: its fields, message, description, context, stack and cause. */
+function everything(error: unknown): string {
+	const e = error as Record<string, unknown>;
+	return JSON.stringify({ ...e, message: e.message, description: e.description, context: e.context, stack: e.stack, cause: e.cause, errorResponse: e.errorResponse });
+}
+
+describe('the edge: asNodeError and errorItem', () => {
+	const failure = () =>
+		new GatewayError({
+			kind: 'auth',
+			headline: 'Submitting the video task failed: the gateway refused the API key',
+			hint: 'Check the API Key of the Model Gateway credential.',
+			status: 401,
+			gatewayMessage: `invalid token Bearer ${KEY}; 无效的令牌 token=${KEY_TAIL}; header ${HEADER_SECRET}`,
+			gatewayCode: `bad_${KEY}`,
+			fields: { taskId: 'task_1', url: `http://gw.example/v1/videos/task_1/content?key=${KEY}` },
+			itemIndex: 3,
+		});
+
+	it('quotes the gateway, masked, in message, description, context and stack', () => {
+		const nodeError = asNodeError(node, failure(), 0, masker);
+		expect(nodeError.message).toBe(
+			'Submitting the video task failed: the gateway refused the API key (HTTP 401): "invalid token Bearer ***; 无效的令牌 token=***; header ***" (code bad_***)',
+		);
+		expect(nodeError.description).toBe('Check the API Key of the Model Gateway credential.');
+		expect(nodeError.context.itemIndex).toBe(3);
+		expect(nodeError.context.itemFields).toMatchObject({ kind: 'auth', httpCode: 401, taskId: 'task_1', mayHaveActed: false });
+		const shown = everything(nodeError);
+		expect(shown).not.toContain(KEY_TAIL);
+		expect(shown).not.toContain(HEADER_SECRET);
+	});
+
+	it('builds a Continue On Fail item with the error, its hint and its fields, paired with the item, without the key', () => {
+		const item = errorItem(node, failure(), 3, masker);
+		expect(item.pairedItem).toEqual({ item: 3 });
+		expect(item.json).toMatchObject({
+			error: expect.stringContaining('Submitting the video task failed: the gateway refused the API key (HTTP 401)'),
+			errorDescription: 'Check the API Key of the Model Gateway credential.',
+			kind: 'auth',
+			httpCode: 401,
+			taskId: 'task_1',
+			url: 'http://gw.example/v1/videos/task_1/content?key=***',
+		});
+		expect(JSON.stringify(item)).not.toContain(KEY_TAIL);
+		expect(JSON.stringify(item)).not.toContain(HEADER_SECRET);
+	});
+
+	it('masks with the patterns alone before a credential was read', () => {
+		const nodeError = asNodeError(node, failure(), 0);
+		expect(nodeError.message).toContain('invalid token Bearer ***');
+		expect(nodeError.message).not.toContain(KEY);
+	});
+
+	it('an error without an HTTP answer becomes a NodeOperationError, masked', () => {
+		const error = networkError('Creating the plant', { code: 'ECONNRESET' }, 'gw.example');
+		error.hint = `retry with ${KEY}`;
+		const nodeError = asNodeError(node, error, 2, masker);
+		expect(nodeError).toBeInstanceOf(NodeOperationError);
+		expect(nodeError.message).toBe('Creating the plant failed: the connection to gw.example was dropped before the answer was complete');
+		expect(nodeError.context.itemIndex).toBe(2);
+		expect(everything(nodeError)).not.toContain(KEY_TAIL);
+	});
+
+	it('an unexpected error keeps only its masked message', () => {
+		const bug = new TypeError(`Cannot read properties of undefined (reading 'x') near ${KEY}`);
+		const nodeError = asNodeError(node, bug, 1, masker);
+		expect(nodeError.message).toBe("Cannot read properties of undefined (reading 'x') near ***");
+		expect(everything(nodeError)).not.toContain(KEY_TAIL);
+		expect(everything(errorItem(node, bug, 1, masker))).not.toContain(KEY_TAIL);
+	});
+
+	it("keeps our own input errors as they are, with their fields masked", () => {
+		const own = withFields(new NodeOperationError(node, '"Prompt" must not be empty (item 0)', { itemIndex: 0 }), { link: `http://x/?k=${KEY}` });
+		expect(itemFieldsOf(own)).toEqual({ link: `http://x/?k=${KEY}` });
+		const nodeError = asNodeError(node, own, 0, masker);
+		expect(nodeError).toBe(own);
+		expect(nodeError.context.itemFields).toEqual({ link: 'http://x/?k=***' });
+		expect(errorItem(node, own, 0, masker)).toEqual({ json: { error: '"Prompt" must not be empty (item 0)', link: 'http://x/?k=***' }, pairedItem: { item: 0 } });
+	});
+
+	it('keeps fields added on the way up (an image index, a task id)', () => {
+		const error = withFields(httpError('Downloading image 2 of item 0', 403, '', ''), { index: 2, url: 'http://cdn.example/img_2.png' });
+		expect(errorItem(node, error, 0, masker).json).toMatchObject({ index: 2, url: 'http://cdn.example/img_2.png', httpCode: 403 });
 	});
 });

@@ -18,7 +18,8 @@ import {
 	stripDataUrlPrefix,
 } from '../../nodes/GatewayImageGenerate/response';
 import { isPageContentType, streamToBinary } from '../../nodes/shared/binary';
-import { describeExpiredLink, isExpiredLinkStatus } from '../../nodes/shared/errors';
+import { GatewayError } from '../../nodes/shared/errors';
+import { GatewayClient } from '../../nodes/shared/transport';
 import type { ByteStream } from '../../nodes/shared/transport';
 import { createExecuteContext } from '../helpers/executeContext';
 
@@ -67,6 +68,8 @@ describe('reading an item', () => {
 	it.each([
 		[{ prompt: '' }, '"Prompt" must not be empty (item 0)'],
 		[{ prompt: '   ' }, '"Prompt" must not be empty (item 0)'],
+		[{ prompt: { text: 'a fox' } }, '"Prompt" must be text, but the expression gave an object (item 0)'],
+		[{ prompt: ['a fox'] }, '"Prompt" must be text, but the expression gave a list (item 0)'],
 		[{ prompt: 'x', n: 0 }, '"Number of Images" must be from 1 to 10, not 0 (item 0)'],
 		[{ prompt: 'x', n: 11 }, '"Number of Images" must be from 1 to 10, not 11 (item 0)'],
 		[{ prompt: 'x', n: 2.5 }, '"Number of Images" must be a whole number, not "2.5" (item 0)'],
@@ -116,14 +119,14 @@ describe('the request body', () => {
 
 describe('checking the answer', () => {
 	it.each([
-		[undefined, /without any image/],
-		[{}, /without any image/],
-		[{ data: [] }, /without any image/],
-		[{ data: 'x' }, /without any image/],
-		[{ data: [{ url: 'http://x/a.png' }, { revised_prompt: 'no image' }] }, /image 1 with neither a "url" nor "b64_json"/],
-		[{ data: [{ url: '' }] }, /image 0 with neither/],
-	])('refuses %j', (answer, message) => {
-		expect(imageAnswerProblem(answer)).toMatch(message);
+		[undefined, 'images (no "data" list)'],
+		[{}, 'images (no "data" list)'],
+		[{ data: [] }, 'images (no "data" list)'],
+		[{ data: 'x' }, 'images (no "data" list)'],
+		[{ data: [{ url: 'http://x/a.png' }, { revised_prompt: 'no image' }] }, '"url" or "b64_json" for image 1'],
+		[{ data: [{ url: '' }] }, '"url" or "b64_json" for image 0'],
+	])('refuses %j, saying what it lacks', (answer, missing) => {
+		expect(imageAnswerProblem(answer)).toBe(missing);
 	});
 
 	it('accepts links and Base64', () => {
@@ -296,15 +299,33 @@ describe('the node', () => {
 });
 
 describe('expired links (shared transport wording)', () => {
-	it('says the link expired, names what failed and the host, never the link`s signature', () => {
-		const details = describeExpiredLink(
-			{ status: 403, kind: 'quota', message: 'No quota (HTTP 403)' },
-			'http://files.example:8080/files/images/img_1.png?sig=secret',
-			'Downloading image 1 of item 2',
+	const link = 'http://files.example:8080/files/images/img_1.png?sig=secret';
+
+	/** What GatewayClient.download makes of one answer of a file host (another origin than the gateway). */
+	async function downloadFailure(status: number, body = ''): Promise<GatewayError> {
+		const { ctx } = createExecuteContext({ parameters: {}, credentials: { apiKey: 'sk-unit-image', baseUrl: 'http://gw.example:8080' } });
+		ctx.helpers.httpRequest = (async () => ({ statusCode: status, headers: { 'content-type': 'text/plain' }, body: Readable.from([Buffer.from(body)]) })) as never;
+		const client = await GatewayClient.create(ctx);
+		const failure = await client.download(link, { what: 'Downloading image 1 of item 2', itemIndex: 2, retry: false }).then(
+			() => undefined,
+			(error: unknown) => error,
 		);
-		expect(details.message).toBe('Downloading image 1 of item 2 failed: the link has expired (the file host files.example:8080 answered HTTP 403)');
-		expect(details.description).toMatch(/temporary/);
-		expect(details.message).not.toContain('secret');
+		if (!(failure instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(failure)}`);
+		return failure;
+	}
+
+	it('says the link expired, names what failed and the host, never the link`s signature', async () => {
+		const failure = await downloadFailure(403);
+		expect(failure.kind).toBe('not_found');
+		expect(failure.fullMessage).toBe('Downloading image 1 of item 2 failed: the link has expired or is gone (files.example:8080 answered HTTP 403)');
+		expect(failure.hint).toMatch(/temporary/);
+		expect(failure.itemIndex).toBe(2);
+		expect(failure.fullMessage).not.toContain('secret');
+	});
+
+	it('quotes what the file host said', async () => {
+		const failure = await downloadFailure(410, 'gone for good');
+		expect(failure.fullMessage).toBe('Downloading image 1 of item 2 failed: the link has expired or is gone (files.example:8080 answered HTTP 410): "gone for good"');
 	});
 
 	it.each([
@@ -314,8 +335,10 @@ describe('expired links (shared transport wording)', () => {
 		[400, false],
 		[401, false],
 		[500, false],
-	])('treats HTTP %i from a file host as expired: %s', (status, expired) => {
-		expect(isExpiredLinkStatus(status)).toBe(expired);
+	])('treats HTTP %i from a file host as expired: %s', async (status, expired) => {
+		const failure = await downloadFailure(status);
+		expect(failure.status).toBe(status);
+		expect(failure.kind === 'not_found' && /has expired/.test(failure.headline)).toBe(expired);
 	});
 });
 

@@ -5,11 +5,12 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
-import { MessageEventStream, isMessagesErrorReply, messagesOutput } from '../../nodes/GatewayMessages/reply';
+import { MessageEventStream, messagesOutput, messagesReplyProblem } from '../../nodes/GatewayMessages/reply';
 import type { NativeMessage } from '../../nodes/GatewayMessages/reply';
-import { messagesRequestBody, readMessagesInput } from '../../nodes/GatewayMessages/request';
+import { MESSAGES_HEADERS, messagesRequestBody, readMessagesInput } from '../../nodes/GatewayMessages/request';
 import type { MessagesInput } from '../../nodes/GatewayMessages/request';
-import { BrokenStreamError, GatewayReplyError } from '../../nodes/shared/chatCommon';
+import { StreamFault } from '../../nodes/shared/chatCall';
+import { isErrorShape } from '../../nodes/shared/errors';
 import { ServerSentEventParser } from '../../nodes/shared/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 
@@ -32,12 +33,24 @@ const input = (overrides: Partial<MessagesInput> = {}): MessagesInput => ({
 	thinking: 'off',
 	extraBody: {},
 	includeRawResponse: false,
+	deadlineMs: 600_000,
 	...overrides,
 });
 
 const event = (type: string, payload: IDataObject) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 const usage = { input_tokens: 3, output_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 const head = { id: 'msg_1', type: 'message', role: 'assistant', model: 'chat-fable-5' };
+
+function faultOf(run: () => unknown): StreamFault {
+	try {
+		run();
+	} catch (error) {
+		// A StreamFault and nothing else: callChat turns it into the GatewayError of the call.
+		if (error instanceof StreamFault) return error;
+		throw error;
+	}
+	throw new Error('expected a StreamFault');
+}
 
 function aggregate(sse: string): { stream: MessageEventStream; texts: string[] } {
 	const stream = new MessageEventStream();
@@ -95,6 +108,7 @@ describe('Gateway Messages description', () => {
 			'temperature',
 			'thinking',
 			'thinkingBudget',
+			'timeoutSeconds',
 		]);
 		expect(options.find((o) => o.name === 'thinking')?.default).toBe('off');
 		expect(options.find((o) => o.name === 'effort')?.hint).toMatch(/xhigh.*chat-opus-4-8/);
@@ -135,7 +149,13 @@ describe('readMessagesInput', () => {
 			stopSequences: ['END'],
 			extraBody: { top_k: 40 },
 			includeRawResponse: true,
+			deadlineMs: 600_000,
 		});
+	});
+
+	it('reads Timeout (Seconds) as the hard limit of the whole answer', () => {
+		expect(read({ options: { timeoutSeconds: 45 } }).deadlineMs).toBe(45_000);
+		expect(() => read({ options: { timeoutSeconds: 'soon' } })).toThrow('"Timeout (Seconds)" must be a whole number, not "soon" (item 0)');
 	});
 
 	it.each([
@@ -208,9 +228,16 @@ describe('messagesOutput', () => {
 		expect(output).not.toHaveProperty('thinking');
 	});
 
-	it('recognises an error body sent with a 200', () => {
-		expect(isMessagesErrorReply({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } as NativeMessage)).toBe(true);
-		expect(isMessagesErrorReply(wholeMessage)).toBe(false);
+	it('recognises an error body sent with a 200, and an answer without content', () => {
+		const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
+		expect(isErrorShape(overloaded)).toBe(true);
+		expect(isErrorShape(wholeMessage)).toBe(false);
+		expect(messagesReplyProblem(overloaded as NativeMessage)).toBe('content');
+		expect(messagesReplyProblem(wholeMessage)).toBeUndefined();
+	});
+
+	it('sends the version of the native format as a header', () => {
+		expect(MESSAGES_HEADERS).toEqual({ 'anthropic-version': '2023-06-01' });
 	});
 });
 
@@ -230,8 +257,7 @@ describe('MessageEventStream', () => {
 	it('throws the error event', () => {
 		const cut = thinkingThenText.slice(0, thinkingThenText.indexOf('event: content_block_stop'));
 		const withError = cut + event('error', { error: { type: 'overloaded_error', message: 'Overloaded' } });
-		expect(() => aggregate(withError)).toThrow(GatewayReplyError);
-		expect(() => aggregate(withError)).toThrow('Overloaded');
+		expect(faultOf(() => aggregate(withError)).payload).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
 	});
 
 	it('rebuilds tool input from input_json_delta parts', () => {
@@ -249,6 +275,19 @@ describe('MessageEventStream', () => {
 	});
 
 	it('refuses a delta for a block that never started', () => {
-		expect(() => aggregate(event('content_block_delta', { index: 3, delta: { type: 'text_delta', text: 'x' } }))).toThrow(BrokenStreamError);
+		const fault = faultOf(() => aggregate(event('content_block_delta', { index: 3, delta: { type: 'text_delta', text: 'x' } })));
+		expect(fault.problem).toBe('the gateway sent a content_block_delta for block 3, which was never started');
+	});
+
+	it('refuses streamed tool input that is not JSON, keeping what was sent', () => {
+		const stream =
+			event('message_start', { message: { ...head, content: [], usage } }) +
+			event('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } }) +
+			event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"q": "f' } }) +
+			event('message_stop', {});
+		const { stream: aggregated } = aggregate(stream);
+		const fault = faultOf(() => aggregated.reply());
+		expect(fault.problem).toBe('the gateway streamed tool input that is not JSON');
+		expect(fault.sent).toBe('{"q": "f');
 	});
 });

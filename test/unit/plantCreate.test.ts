@@ -58,6 +58,10 @@ describe('NewPlant body', () => {
 		[{ id: 2 ** 53 + 2, name: 'x' }, '"ID" is beyond 2^53 as a number'],
 		[{ id: '9223372036854775808', name: 'x' }, '"ID" is outside the int64 range'],
 		[{ id: 1, name: '   ' }, '"Name" must not be empty (item 0)'],
+		// An expression that gives an object would be sent as "[object Object]".
+		[{ id: { value: 1 }, name: 'x' }, '"ID" must be a whole number, but the expression gave an object (item 0)'],
+		[{ id: 1, name: { first: 'Fern' } }, '"Name" must be text, but the expression gave an object (item 0)'],
+		[{ id: 1, name: 'Fern', tag: ['a', 'b'] }, '"Tag" must be text, but the expression gave a list (item 0)'],
 	])('refuses %j', (parameters, message) => {
 		expect(() => read(parameters)).toThrow(message);
 	});

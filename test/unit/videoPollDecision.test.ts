@@ -1,93 +1,21 @@
-import {
-	FAILURE_RUN_LIMIT,
-	decideAfterPoll,
-	describeOutcome,
-	failureRunIsFatal,
-	isPassingPollFailure,
-	mergeRecords,
-	nextWakeAt,
-	normaliseProgress,
-	normaliseStatus,
-	phaseOf,
-	readStatusAnswer,
-	readSubmitAnswer,
-} from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { DEADLINE_GRACE_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, isPassingPollFailure, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { GatewayError } from '../../nodes/shared/errors';
+import type { GatewayErrorKind } from '../../nodes/shared/errors';
 
-describe('task states', () => {
-	it('normalises case, spaces and hyphens, and names a missing status UNKNOWN', () => {
-		expect(normaliseStatus('queued')).toBe('QUEUED');
-		expect(normaliseStatus(' in-progress ')).toBe('IN_PROGRESS');
-		expect(normaliseStatus('')).toBe('UNKNOWN');
-		expect(normaliseStatus(undefined)).toBe('UNKNOWN');
-		expect(normaliseStatus({})).toBe('UNKNOWN');
-	});
-
-	it('treats only plain success and failure words as finished; everything else keeps polling', () => {
-		expect(phaseOf('SUCCESS')).toBe('success');
-		expect(phaseOf('success')).toBe('success');
-		expect(phaseOf('completed')).toBe('success');
-		expect(phaseOf('FAILURE')).toBe('failure');
-		expect(phaseOf('failed')).toBe('failure');
-		for (const state of ['QUEUED', 'IN_PROGRESS', 'NOT_START', 'SUBMITTED', 'UNKNOWN', 'queued', 'SOMETHING_NEW', '']) {
-			expect(phaseOf(state)).toBe('running');
-		}
-	});
-
-	it('passes progress strings on and gives bare numbers their percent sign', () => {
-		expect(normaliseProgress('50%')).toBe('50%');
-		expect(normaliseProgress(30)).toBe('30%');
-		expect(normaliseProgress('42')).toBe('42%');
-		expect(normaliseProgress('')).toBeUndefined();
-		expect(normaliseProgress(null)).toBeUndefined();
-	});
-});
-
-describe('reading answers', () => {
-	it('reads the submit answer of the document (2.4) and normalises its lower-case status', () => {
-		const { task } = readSubmitAnswer({ id: 'task_1', task_id: 'task_1', object: 'video', model: 'video-2-0-fast-260128', status: 'queued', progress: 0 });
-		expect(task).toEqual({ task_id: 'task_1', status: 'QUEUED', progress: '0%', model: 'video-2-0-fast-260128' });
-	});
-
-	it('takes `id` when `task_id` is missing, and says so when there is no id at all', () => {
-		expect(readSubmitAnswer({ id: 'abc' }).task?.task_id).toBe('abc');
-		expect(readSubmitAnswer({ message: 'queue full' }).problem).toBe('the gateway accepted the request but returned no task id ("queue full")');
-	});
-
-	it('reads the status answer of the document (2.5)', () => {
-		const body = { code: 'success', message: '', data: { task_id: 't', status: 'SUCCESS', progress: '100%', result_url: 'https://cdn/x.mp4' } };
-		expect(readStatusAnswer(body, 't').task).toEqual({ task_id: 't', status: 'SUCCESS', progress: '100%', result_url: 'https://cdn/x.mp4' });
-		const failed = { code: 'success', data: { task_id: 't', status: 'FAILURE', progress: '100%', fail_reason: 'policy' } };
-		expect(readStatusAnswer(failed, 't').task?.fail_reason).toBe('policy');
-	});
-
-	it('accepts a bare task record, and keeps the asked id when the answer has none', () => {
-		expect(readStatusAnswer({ status: 'in_progress', progress: 40 }, 'task_9').task).toEqual({ task_id: 'task_9', status: 'IN_PROGRESS', progress: '40%' });
-	});
-
-	it('reports an answer that carries an error instead of a task', () => {
-		expect(readStatusAnswer({ code: 'task_not_exist', message: 'task_not_exist', data: null }, 't').problem).toBe(
-			'the gateway did not report the task: "task_not_exist"',
-		);
-		expect(readStatusAnswer({}, 't').problem).toBe('the gateway did not report the task');
-	});
-
-	it('keeps fields a newer answer leaves out', () => {
-		expect(mergeRecords({ task_id: 't', status: 'IN_PROGRESS', progress: '40%' }, { task_id: 't', status: 'UNKNOWN' })).toEqual({
-			task_id: 't',
-			status: 'UNKNOWN',
-			progress: '40%',
-		});
-	});
-});
+const failure = (kind: GatewayErrorKind, status?: number) => new GatewayError({ kind, headline: `Checking video task t failed: ${kind}`, status });
 
 describe('poll failures', () => {
-	it('retries rate limits, server errors, non-JSON answers and dropped connections', () => {
-		for (const status of [undefined, 200, 408, 429, 500, 502, 503, 504]) expect(isPassingPollFailure(status)).toBe(true);
+	it('retries rate limits, server errors, non-JSON answers and dropped or timed-out connections', () => {
+		const passing = [failure('rate_limit', 429), failure('server', 502), failure('server', 500), failure('server', 200), failure('protocol', 200), failure('network'), failure('timeout'), failure('timeout', 408)];
+		for (const error of passing) expect([error.kind, error.status, isPassingPollFailure(error)]).toEqual([error.kind, error.status, true]);
 	});
 
-	it('does not retry what waiting will not fix', () => {
-		for (const status of [400, 401, 403, 404]) expect(isPassingPollFailure(status)).toBe(false);
+	it('does not retry what waiting will not fix, whatever the status: a key refused in a 200, no quota, an unknown task, a bug', () => {
+		const permanent = [failure('auth', 200), failure('auth', 401), failure('quota', 403), failure('not_found', 404), failure('bad_request', 400), failure('unknown_model', 503), failure('redirect', 302), failure('cancelled'), failure('task_failed')];
+		for (const error of permanent) expect([error.kind, error.status, isPassingPollFailure(error)]).toEqual([error.kind, error.status, false]);
+		expect(isPassingPollFailure(new Error('HTTP 502'))).toBe(false);
+		expect(isPassingPollFailure(undefined)).toBe(false);
 	});
 
 	it('gives up on a run of failures only after two minutes and three polls', () => {
@@ -115,6 +43,15 @@ describe('decideAfterPoll', () => {
 		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined } });
 	});
 
+	it('ends at once on a state that means the task is over without a video', () => {
+		for (const status of ['CANCELLED', 'canceled', 'Expired', 'error', 'TIMEOUT', 'rejected', 'FAILED']) {
+			expect(decideAfterPoll(state, { task: { task_id: 't', status } }, 5000)).toMatchObject({ outcome: { kind: 'failure' } });
+		}
+		for (const status of ['NOT_START', 'SUBMITTED', 'UNKNOWN', 'BRAND_NEW']) {
+			expect(decideAfterPoll(state, { task: { task_id: 't', status } }, 5000)).toMatchObject({ nextPollAt: 10_000 });
+		}
+	});
+
 	it('ends with success or failure', () => {
 		const success = decideAfterPoll(state, { task: { task_id: 't', status: 'success', result_url: 'u' } }, 5000);
 		expect(success).toEqual({ outcome: { kind: 'success', record: { task_id: 't', status: 'SUCCESS', result_url: 'u' } } });
@@ -132,7 +69,7 @@ describe('decideAfterPoll', () => {
 	});
 
 	it('counts passing failures, resets the count on an answer, and keeps the last known status', () => {
-		const error = new Error('HTTP 502');
+		const error = failure('server', 502);
 		const first = decideAfterPoll(state, { error, passing: true }, 5000);
 		expect(first).toEqual({ nextPollAt: 10_000, state: { ...state, failedPolls: 1, failingSince: 5000 } });
 		const second = decideAfterPoll((first as { state: WatchState }).state, { error, passing: true }, 10_000);
@@ -143,7 +80,7 @@ describe('decideAfterPoll', () => {
 
 	it('gives up on a long run of passing failures, and at once on a permanent one', () => {
 		const long: WatchState = { ...state, deadline: 900_000, failedPolls: 23, failingSince: 5000 };
-		const error = new Error('HTTP 503');
+		const error = failure('server', 503);
 		expect(decideAfterPoll(long, { error, passing: true }, 125_000)).toEqual({
 			outcome: { kind: 'unreachable', record: state.record, error, failedPolls: 24 },
 		});
@@ -151,23 +88,26 @@ describe('decideAfterPoll', () => {
 	});
 });
 
-describe('describeOutcome', () => {
-	const record = { task_id: 'task_abc', status: 'IN_PROGRESS', progress: '60%' };
+describe('the end of the wait', () => {
+	const state: WatchState = { record: { task_id: 't', status: 'QUEUED' }, submittedAt: 0, intervalMs: 5000, deadline: 30_000, failedPolls: 0 };
+	const running = { task: { task_id: 't', status: 'IN_PROGRESS', progress: '40%' } };
 
-	it('quotes the fail reason and the task id, and says the charge is usually refunded', () => {
-		const { message } = describeOutcome({ kind: 'failure', record: { task_id: 'task_abc', status: 'FAILURE', fail_reason: 'content policy' } });
-		expect(message).toBe('Video task task_abc failed: content policy (the charge for a failed task is usually refunded automatically)');
+	it('ends a moment after Max Wait: a late tick and the last answer, no more', () => {
+		expect(waitEndOf(state)).toBe(30_000 + DEADLINE_GRACE_MS + LAST_ANSWER_MS);
+		expect(waitEndOf(state) - state.deadline).toBeLessThanOrEqual(3000);
 	});
 
-	it('quotes task id, last status and progress on a timeout, and how to fetch the task later', () => {
-		const words = describeOutcome({ kind: 'timeout', record, waitedMs: 900_000 });
-		expect(words.message).toBe('Video task task_abc is still running after 900 s (last status IN_PROGRESS, progress 60%), so the node stopped waiting');
-		expect(words.description).toContain('Get Status or Download operation and task ID task_abc');
+	it('ends the wait when an answer (or a failed poll) came only at the wait end, even when the next poll would fit', () => {
+		// a poll sent at 10 s that dripped until the wait end: no further poll, a timeout quoting the last status
+		const dripped = decideAfterPoll(state, { error: failure('timeout'), passing: true }, 10_000, waitEndOf(state));
+		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: 10_000 } });
+		expect(decideAfterPoll(state, running, 10_000, waitEndOf(state))).toMatchObject({ outcome: { kind: 'timeout', record: running.task } });
+		// an answer a little late, within the wait, plans the next poll as usual
+		expect(decideAfterPoll(state, running, 10_000, 29_000)).toMatchObject({ nextPollAt: 15_000 });
 	});
 
-	it('names the task when it could not be checked, and when the wait was cancelled', () => {
-		const unreachable = describeOutcome({ kind: 'unreachable', record, error: new Error('Not found (HTTP 404)'), failedPolls: 1 });
-		expect(unreachable.message).toBe('Could not check video task task_abc: Not found (HTTP 404)');
-		expect(describeOutcome({ kind: 'cancelled', record }).message).toContain('task_abc was cancelled');
+	it('a terminal answer at the wait end still counts: the task is done', () => {
+		const done = decideAfterPoll(state, { task: { task_id: 't', status: 'CANCELLED', fail_reason: 'expired in queue' } }, 30_000, waitEndOf(state));
+		expect(done).toEqual({ outcome: { kind: 'failure', record: { task_id: 't', status: 'CANCELLED', fail_reason: 'expired in queue' } } });
 	});
 });

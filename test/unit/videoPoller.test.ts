@@ -1,5 +1,7 @@
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
+import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { GatewayError } from '../../nodes/shared/errors';
 import { createLimiter } from '../../nodes/shared/itemRunner';
 import { createFakeClock } from '../helpers/fakeClock';
 import type { FakeClock } from '../helpers/fakeClock';
@@ -10,19 +12,22 @@ const wait = { intervalMs: 5 * SECOND, maxWaitMs: 900 * SECOND };
 interface Poll {
 	taskId: string;
 	at: number;
+	remainingMs?: number;
 }
 
 /** A scripted gateway: each task answers its list of states in turn (the last one repeats). */
 function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | PollAnswer>>, options: { signal?: AbortSignal; limit?: number } = {}) {
 	const polls: Poll[] = [];
+	const remaining: number[] = [];
 	let inFlight = 0;
 	let peak = 0;
 	const poller = new TaskPoller({
 		clock,
 		signal: options.signal,
 		limit: createLimiter(options.limit ?? 10),
-		poll: async (taskId) => {
+		poll: async (taskId, remainingMs) => {
 			polls.push({ taskId, at: clock.now() });
+			remaining.push(remainingMs);
 			inFlight++;
 			peak = Math.max(peak, inFlight);
 			await new Promise((resolve) => setImmediate(resolve));
@@ -34,7 +39,7 @@ function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | 
 			return { task: { task_id: taskId, status, progress: extra, result_url: status === 'SUCCESS' ? `https://cdn/${taskId}.mp4` : undefined } };
 		},
 	});
-	return { poller, polls, peak: () => peak };
+	return { poller, polls, remaining, peak: () => peak };
 }
 
 const queued = (taskId: string) => ({ task_id: taskId, status: 'QUEUED' });
@@ -92,6 +97,66 @@ describe('TaskPoller', () => {
 		expect(polls).toHaveLength(7);
 	});
 
+	it('ends at once on CANCELLED, EXPIRED and the other end states, without waiting for Max Wait', async () => {
+		for (const status of ['CANCELLED', 'canceled', 'EXPIRED', 'error', 'TIMEOUT', 'Rejected']) {
+			const clock = createFakeClock(0);
+			const ended: PollAnswer = { task: { task_id: 'a', status, fail_reason: 'the upstream dropped the job' } };
+			const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', ended] });
+			expect(await poller.watch(queued('a'), wait)).toMatchObject({ kind: 'failure', record: { fail_reason: 'the upstream dropped the job' } });
+			expect(polls).toHaveLength(2);
+			expect(clock.now()).toBe(10_000);
+		}
+	});
+
+	it('tells every poll how much of the task\'s wait is left, and ends at the wait end', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls, remaining } = scriptedPoller(clock, { a: ['IN_PROGRESS'] });
+		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 15_000 });
+		expect(outcome).toMatchObject({ kind: 'timeout', waitedMs: 15_000 });
+		expect(polls.map((p) => p.at)).toEqual([5000, 10_000, 15_000]);
+		const end = waitEndOf({ deadline: 15_000 });
+		expect(remaining).toEqual([end - 5000, end - 10_000, end - 15_000]);
+	});
+
+	it('a poll that hangs until the wait end (an answer that drips) ends the wait there, with the last known status', async () => {
+		const clock = createFakeClock(0);
+		const polls: number[] = [];
+		const poller = new TaskPoller({
+			clock,
+			limit: createLimiter(10),
+			poll: async (taskId, remainingMs) => {
+				polls.push(clock.now());
+				if (polls.length === 1) return { task: { task_id: taskId, status: 'IN_PROGRESS', progress: '10%' } };
+				// the transport gives up at the wait end: the clock has moved on by all that was left
+				clock.advance(remainingMs);
+				return { error: new GatewayError({ kind: 'timeout', headline: 'no complete answer' }), passing: true };
+			},
+		});
+		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 60_000 });
+		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '10%' }, waitedMs: 10_000 });
+		expect(polls).toEqual([5000, 10_000]);
+		expect(clock.now()).toBe(waitEndOf({ deadline: 60_000 }));
+	});
+
+	it('sends no poll once the task\'s wait is over, even when the tick waited for a free slot', async () => {
+		const clock = createFakeClock(0);
+		const polls: string[] = [];
+		const poller = new TaskPoller({
+			clock,
+			// one slot, taken by a poll of "slow" that ends past the wait end of "a"
+			limit: createLimiter(1),
+			poll: async (taskId) => {
+				polls.push(taskId);
+				if (taskId === 'slow') clock.advance(20_000);
+				return { task: { task_id: taskId, status: 'IN_PROGRESS' } };
+			},
+		});
+		const [slow, a] = await Promise.all([poller.watch(queued('slow'), { intervalMs: 5000, maxWaitMs: 60_000 }), poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 5000 })]);
+		expect(a).toMatchObject({ kind: 'timeout', record: queued('a') });
+		expect(polls.filter((id) => id === 'a')).toHaveLength(0);
+		expect(slow.kind).toBe('timeout');
+	});
+
 	it('ends with the failure and its reason', async () => {
 		const clock = createFakeClock(0);
 		const failure: PollAnswer = { task: { task_id: 'a', status: 'FAILURE', progress: '100%', fail_reason: 'content policy' } };
@@ -110,7 +175,7 @@ describe('TaskPoller', () => {
 
 	it('retries passing poll failures at the next tick', async () => {
 		const clock = createFakeClock(0);
-		const fail: PollAnswer = { error: new Error('HTTP 502'), passing: true };
+		const fail: PollAnswer = { error: new GatewayError({ kind: 'server', headline: 'HTTP 502', status: 502 }), passing: true };
 		const { poller, polls } = scriptedPoller(clock, { a: [fail, 'IN_PROGRESS', fail, fail, 'SUCCESS'] });
 		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
 		expect(polls.map((p) => p.at)).toEqual([5000, 10_000, 15_000, 20_000, 25_000]);

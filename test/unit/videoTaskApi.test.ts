@@ -1,0 +1,186 @@
+/**
+ * The task API's errors, without HTTP: every outcome of the wait as a GatewayError that names the
+ * task, the submit's "may have created the task" read from the error's data (not its words), the
+ * task logged the moment it exists, and the gateway's words (a fail_reason with the key) masked
+ * at the edge.
+ */
+import type { IDataObject, IExecuteFunctions, INode } from 'n8n-workflow';
+
+import { fetchStatus, MAY_HAVE_CREATED_HINT, outcomeError, pollStatus, STATUS_DEADLINE_MS, submitTask, taskFailedError } from '../../nodes/GatewayVideoGenerate/taskApi';
+import { asNodeError, errorItem } from '../../nodes/shared/edge';
+import { GatewayError } from '../../nodes/shared/errors';
+import { SecretMasker } from '../../nodes/shared/mask';
+import type { GatewayCall, GatewayClient } from '../../nodes/shared/transport';
+
+const KEY = 'sk-video-test-0123456789abcdef';
+const SECRET_PART = KEY.slice(3);
+const node: INode = { id: 'n', name: 'Make Videos', type: 'n8n-nodes-model-gateway.gatewayVideoGenerate', typeVersion: 1, position: [0, 0], parameters: {} };
+const masker = new SecretMasker([KEY]);
+
+function fakeClient(answer: (call: GatewayCall) => IDataObject | Promise<IDataObject>) {
+	const calls: GatewayCall[] = [];
+	const client = {
+		node,
+		masker,
+		cancelSignal: undefined,
+		json: async (call: GatewayCall) => {
+			calls.push(call);
+			return await answer(call);
+		},
+	} as unknown as GatewayClient;
+	return { client, calls };
+}
+
+function fakeContext(withLogger = true) {
+	const logs: Array<{ level: string; message: string; meta?: IDataObject }> = [];
+	const ctx: Partial<IExecuteFunctions> = { getNode: () => node };
+	if (withLogger) {
+		ctx.logger = {
+			info: (message: string, meta?: IDataObject) => logs.push({ level: 'info', message, meta }),
+			warn: (message: string, meta?: IDataObject) => logs.push({ level: 'warn', message, meta }),
+			debug: () => undefined,
+			error: () => undefined,
+		} as unknown as IExecuteFunctions['logger'];
+		ctx.getExecutionId = () => 'exec-42';
+	}
+	return { ctx: ctx as IExecuteFunctions, logs };
+}
+
+const shown = (error: unknown) => {
+	const nodeError = asNodeError(node, error, 0, masker);
+	return JSON.stringify({ message: nodeError.message, description: nodeError.description, context: nodeError.context, item: errorItem(node, error, 0, masker) });
+};
+
+async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
+	try {
+		await promise;
+	} catch (error) {
+		return error as GatewayError;
+	}
+	throw new Error('expected a rejection');
+}
+
+describe('the outcomes of the wait', () => {
+	const record = { task_id: 'task_abc', status: 'IN_PROGRESS', progress: '60%' };
+
+	it('a FAILURE quotes the fail reason as the gateway\'s words, names the task, and says the charge is usually refunded', () => {
+		const error = outcomeError({ kind: 'failure', record: { task_id: 'task_abc', status: 'FAILURE', fail_reason: 'content policy' } }, 3);
+		expect(error).toBeInstanceOf(GatewayError);
+		expect(error).toMatchObject({ kind: 'task_failed', gatewayMessage: 'content policy', itemIndex: 3, fields: { task_id: 'task_abc', status: 'FAILURE', fail_reason: 'content policy' } });
+		expect(error.fullMessage).toBe('Video task task_abc failed: "content policy"');
+		expect(error.hint).toContain('usually refunded automatically');
+	});
+
+	it('CANCELLED, EXPIRED and the other end states are failures that say which state ended the task', () => {
+		const error = outcomeError({ kind: 'failure', record: { task_id: 'task_c', status: 'CANCELLED', fail_reason: 'cancelled by the upstream' } }, 0);
+		expect(error.kind).toBe('task_failed');
+		expect(error.fullMessage).toBe('Video task task_c ended with status CANCELLED: "cancelled by the upstream"');
+		expect(taskFailedError({ task_id: 'task_e', status: 'EXPIRED' }, 0).fullMessage).toBe('Video task task_e ended with status EXPIRED and no reason from the gateway');
+	});
+
+	it('a fail_reason that quotes the key reaches n8n only masked, in the error and in the error item', () => {
+		const error = taskFailedError({ task_id: 'task_k', status: 'FAILURE', fail_reason: `upstream said: invalid token Bearer ${KEY} (token=${SECRET_PART})` }, 0);
+		expect(error.message).not.toContain(SECRET_PART);
+		const text = shown(error);
+		expect(text).not.toContain(KEY);
+		expect(text).not.toContain(SECRET_PART);
+		expect(text).toContain('task_k');
+		expect(text).toContain('upstream said: invalid token Bearer ***');
+	});
+
+	it('a timeout quotes the task id, the last status and progress, and how to fetch the task later', () => {
+		const error = outcomeError({ kind: 'timeout', record, waitedMs: 900_000 }, 0);
+		expect(error.kind).toBe('timeout');
+		expect(error.message).toBe('Video task task_abc is still running after 900 s (last status IN_PROGRESS, progress 60%), so the node stopped waiting');
+		expect(error.hint).toContain('Get Status or Download operation and task ID task_abc');
+		expect(error.fields).toEqual(record);
+	});
+
+	it('a task that could not be checked keeps the poll\'s own failure (kind, status, gateway words) and names the task', () => {
+		const poll = new GatewayError({ kind: 'server', headline: 'Checking video task task_abc failed: the gateway reported a failure', status: 503, gatewayMessage: 'busy', fields: { task_id: 'task_abc' } });
+		const once = outcomeError({ kind: 'unreachable', record, error: poll, failedPolls: 1 }, 0);
+		expect(once).toBe(poll);
+		expect(once.fullMessage).toBe('Checking video task task_abc failed: the gateway reported a failure (HTTP 503): "busy"');
+		expect(once.fields).toMatchObject(record);
+		expect(once.hint).toContain('last status IN_PROGRESS, progress 60%');
+		const many = outcomeError({ kind: 'unreachable', record, error: new GatewayError({ kind: 'network', headline: 'Checking video task task_abc failed: the connection failed' }), failedPolls: 25 }, 0);
+		expect(many.message).toBe('Checking video task task_abc failed 25 times in a row: the connection failed');
+	});
+
+	it('a cancelled or stopped wait names the task and its last status', () => {
+		expect(outcomeError({ kind: 'cancelled', record }, 0)).toMatchObject({ kind: 'cancelled', message: 'The wait for video task task_abc was cancelled (last status IN_PROGRESS, progress 60%)' });
+		expect(outcomeError({ kind: 'stopped', record }, 0).message).toContain('Stopped waiting for video task task_abc because another item failed');
+	});
+});
+
+describe('submitTask', () => {
+	it('submits as paid work (never re-sent unless surely refused), and logs the new task at info level at once', async () => {
+		const { client, calls } = fakeClient(() => ({ id: 'task_1', task_id: 'task_1', object: 'video', model: 'video-2-0-fast-260128', status: 'queued' }));
+		const { ctx, logs } = fakeContext();
+		const task = await submitTask(ctx, client, { prompt: 'p' }, 4);
+		expect(task).toEqual({ task_id: 'task_1', status: 'QUEUED', model: 'video-2-0-fast-260128' });
+		expect(calls[0]).toMatchObject({ path: '/v1/video/generations', body: { prompt: 'p' }, retry: { idempotent: false }, itemIndex: 4 });
+		expect(logs).toEqual([{ level: 'info', message: 'Model Gateway: video task created', meta: { taskId: 'task_1', itemIndex: 4, executionId: 'exec-42', node: 'Make Videos' } }]);
+	});
+
+	it('works in a context without a logger or an execution id', async () => {
+		const { client } = fakeClient(() => ({ task_id: 'task_2' }));
+		await expect(submitTask(fakeContext(false).ctx, client, {}, 0)).resolves.toMatchObject({ task_id: 'task_2' });
+	});
+
+	it('an answer without a task id is a protocol error quoting what the gateway sent, and may have created the task', async () => {
+		const { client } = fakeClient(() => ({ object: 'video', message: 'queue full', data: { state: 'accepted' } }));
+		const { ctx, logs } = fakeContext();
+		const error = await rejection(submitTask(ctx, client, {}, 2));
+		expect(error).toMatchObject({ kind: 'protocol', mayHaveActed: true, itemIndex: 2, status: 200 });
+		expect(error.fullMessage).toBe('Submitting the video task failed: the gateway\'s answer has no task id: "{"object":"video","message":"queue full","data":{"state":"accepted"}}"');
+		expect(error.hint).toContain(MAY_HAVE_CREATED_HINT);
+		expect(logs).toHaveLength(0);
+	});
+
+	it('says the task may exist when the error says the gateway may have acted (not from its words)', async () => {
+		const acted = new GatewayError({ kind: 'server', headline: 'Submitting the video task failed: the gateway reported a failure', status: 502, mayHaveActed: true, hint: 'Try again in a few minutes.' });
+		const error = await rejection(submitTask(fakeContext().ctx, fakeClient(() => Promise.reject(acted)).client, {}, 0));
+		expect(error).toBe(acted);
+		expect(error.hint).toBe(MAY_HAVE_CREATED_HINT);
+
+		// words that sound like a refusal do not matter; the flag does
+		const dropped = new GatewayError({ kind: 'network', headline: 'Submitting the video task failed: the connection was refused', mayHaveActed: true });
+		expect((await rejection(submitTask(fakeContext().ctx, fakeClient(() => Promise.reject(dropped)).client, {}, 0))).hint).toBe(MAY_HAVE_CREATED_HINT);
+
+		for (const refused of [
+			new GatewayError({ kind: 'network', headline: 'Submitting the video task failed: the connection to x was dropped', mayHaveActed: false, hint: 'Check the address.' }),
+			new GatewayError({ kind: 'unknown_model', headline: 'Submitting the video task failed: no channel', status: 503, mayHaveActed: true, hint: 'Pick a model from the list.' }),
+			new GatewayError({ kind: 'auth', headline: 'Submitting the video task failed: the key', status: 200, hint: 'Check the API Key.' }),
+		]) {
+			const error2 = await rejection(submitTask(fakeContext().ctx, fakeClient(() => Promise.reject(refused)).client, {}, 0));
+			expect(error2.hint).not.toContain('may have created');
+		}
+	});
+});
+
+describe('status requests', () => {
+	it('a 404 on Get Status says the task id is unknown (read from the status, not the words)', async () => {
+		const notFound = new GatewayError({ kind: 'not_found', headline: 'Checking video task task_x failed: the gateway does not know this address or item', status: 404, gatewayMessage: 'nope', fields: { task_id: 'task_x' } });
+		const error = await rejection(fetchStatus(fakeClient(() => Promise.reject(notFound)).client, 'task_x', 0));
+		expect(error.fullMessage).toBe('Checking video task task_x failed: the gateway does not know this task ID (HTTP 404): "nope"');
+		expect(error.hint).toContain('the task_id that Submit or Generate returned');
+	});
+
+	it('an answer without a task record is a protocol error quoting it, with the task id in its fields', async () => {
+		const error = await rejection(fetchStatus(fakeClient(() => ({ code: 'success', data: {} })).client, 'task_y', 1));
+		expect(error).toMatchObject({ kind: 'protocol', fields: { task_id: 'task_y' }, itemIndex: 1 });
+		expect(error.fullMessage).toBe('Checking video task task_y failed: the gateway\'s answer has no task record: "{"code":"success","data":{}}"');
+		const polled = await pollStatus(fakeClient(() => ({ code: 'success' })).client, 'task_y', 0, 10_000);
+		expect(polled).toMatchObject({ passing: false, error: { kind: 'protocol', fields: { task_id: 'task_y' } } });
+	});
+
+	it('a poll of the wait is one attempt, bounded by 30 s and by the wait end (an absolute time)', async () => {
+		const { client, calls } = fakeClient(() => ({ code: 'success', data: { task_id: 't', status: 'IN_PROGRESS' } }));
+		const before = Date.now();
+		expect(await pollStatus(client, 't', 0, 7000)).toEqual({ task: { task_id: 't', status: 'IN_PROGRESS' } });
+		expect(calls[0]).toMatchObject({ retry: false, deadlineMs: STATUS_DEADLINE_MS, errorFields: { task_id: 't' } });
+		expect(calls[0].notAfter).toBeGreaterThanOrEqual(before + 7000);
+		expect(calls[0].notAfter).toBeLessThanOrEqual(Date.now() + 7000);
+	});
+});
