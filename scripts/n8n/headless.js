@@ -149,8 +149,13 @@ async function importData({ runtime, env, credentials = [], workflows = [], logF
 	fs.mkdirSync(dir, { recursive: true });
 	if (credentials.length) {
 		const file = path.join(dir, 'credentials.json');
-		fs.writeFileSync(file, JSON.stringify(credentials, null, 2));
-		await runChecked(runtime, ['import:credentials', `--input=${file}`], { env, logFile, log });
+		fs.writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: 0o600 });
+		try {
+			await runChecked(runtime, ['import:credentials', `--input=${file}`], { env, logFile, log });
+		} finally {
+			// Keys in plain text stay no longer than the import: n8n keeps them encrypted.
+			fs.rmSync(file, { force: true });
+		}
 	}
 	if (workflows.length) {
 		const file = path.join(dir, 'workflows.json');

@@ -43,8 +43,10 @@ function collectWorkflows({ dirs, root = REPO_ROOT, only = '' }) {
 }
 
 /** A credential record for headless.js's importData (n8n encrypts `data` on import). */
-function gatewayCredential({ id, name }, { apiKey, baseUrl, groupMultiplier = 1 }) {
-	return { id, name, type: 'gatewayApi', data: { apiKey, baseUrl, groupMultiplier } };
+function gatewayCredential({ id, name }, { apiKey, baseUrl, groupMultiplier = 1, customHeaders }) {
+	const data = { apiKey, baseUrl, groupMultiplier };
+	if (customHeaders) data.customHeaders = JSON.stringify(customHeaders);
+	return { id, name, type: 'gatewayApi', data };
 }
 
 /**
