@@ -338,10 +338,11 @@ export class GatewayClient {
 			if (next === undefined) {
 				throw new GatewayError({ kind: 'redirect', headline: `${what} failed: the gateway answered HTTP ${response.statusCode} without a usable Location`, ...extra });
 			}
-			const movedGateway = (response.statusCode === 301 || response.statusCode === 308) && isSameOrigin(url, this.baseUrl);
+			// The gateway itself moved for good to another origin: the Base URL is out of date.
+			const movedGateway = (response.statusCode === 301 || response.statusCode === 308) && isSameOrigin(url, this.baseUrl) && !isSameOrigin(next, this.baseUrl);
 			// A body is re-sent only as 307/308 ask, and only to the gateway's own origin.
 			const keepsBody = response.statusCode === 307 || response.statusCode === 308;
-			if (method !== 'GET' && !(keepsBody && isSameOrigin(next, this.baseUrl))) {
+			if (movedGateway || (method !== 'GET' && !(keepsBody && isSameOrigin(next, this.baseUrl)))) {
 				throw new GatewayError({
 					kind: 'redirect',
 					headline: movedGateway

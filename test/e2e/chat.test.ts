@@ -58,9 +58,9 @@ describeWorkflow('mgwChat0002', 'broken and error streams become error items', (
 		expect(items().map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }, { item: 3 }]);
 		expect(items()[0].json.text).toBe('Echo from chat-sonnet-5: all good here');
 		expect(items()[1].json.error).toBe(
-			'The gateway reported an error in the middle of the answer: "upstream stream error: the model stopped unexpectedly" (upstream_error, code stream_interrupted)',
+			'The chat request failed: the gateway reported a failure: "upstream stream error: the model stopped unexpectedly" (code stream_interrupted)',
 		);
-		expect(items()[2].json.error).toBe('Reading the answer stream failed: the connection was dropped before the answer was complete');
+		expect(items()[2].json.error).toMatch(/^The chat request failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/);
 		expect(items()[3].json.error).toBe('"Messages" row 1 (user) has no content (item 3)');
 		for (const item of items().slice(1)) expect(item.json).not.toHaveProperty('text');
 	});
@@ -68,7 +68,7 @@ describeWorkflow('mgwChat0002', 'broken and error streams become error items', (
 
 describeWorkflow('mgwChat0003', 'an unknown model is a plain-words error', () => {
 	it('stops the workflow with the reason', () => {
-		expect(workflowError(results(), 'mgwChat0003')?.message).toMatch(/^Unknown model: the gateway has no channel for this model \(HTTP 503\)/);
+		expect(workflowError(results(), 'mgwChat0003')?.message).toMatch(/^The chat request failed: the gateway has no channel for this model \(HTTP 503\)/);
 	});
 });
 

@@ -157,7 +157,7 @@ describeWorkflow('mgwImage0004', 'Continue On Fail', () => {
 describeWorkflow('mgwImage0005', 'a refused key', () => {
 	it('fails in plain words, without the key', () => {
 		const error = workflowError(results(), 'mgwImage0005');
-		expect(error?.message).toMatch(/^Authentication failed: the gateway refused the API key \(HTTP 401\)/);
+		expect(error?.message).toMatch(/^Generating the images failed: the gateway refused the API key \(HTTP 401\)/);
 		expect(JSON.stringify(error)).not.toContain(loadE2eRun().credentials.bad.apiKey);
 	});
 });

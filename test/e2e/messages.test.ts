@@ -64,8 +64,8 @@ describeWorkflow('mgwMsg0002', 'error events, broken streams and bad budgets bec
 	it('keeps the good item and explains each failure', () => {
 		expect(items().map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }, { item: 3 }]);
 		expect(items()[0].json).toMatchObject({ text: 'Echo from chat-sonnet-5: all good here', thinking: 'Thinking within 1024 tokens about: all good here' });
-		expect(items()[1].json.error).toBe('The gateway reported an error in the middle of the answer: "Overloaded" (overloaded_error)');
-		expect(items()[2].json.error).toBe('Reading the answer stream failed: the connection was dropped before the answer was complete');
+		expect(items()[1].json.error).toBe('The messages request failed: the gateway reported a failure: "Overloaded"');
+		expect(items()[2].json.error).toMatch(/^The messages request failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/);
 		expect(items()[3].json.error).toBe('"Thinking Budget" must be below "Max Tokens" (4096), not 4096 (item 3)');
 	});
 
@@ -77,7 +77,7 @@ describeWorkflow('mgwMsg0002', 'error events, broken streams and bad budgets bec
 describeWorkflow('mgwMsg0003', 'a refused key is a plain-words error', () => {
 	it('stops the workflow with the reason and without the key', () => {
 		const error = workflowError(results(), 'mgwMsg0003');
-		expect(error?.message).toMatch(/^Authentication failed: the gateway refused the API key \(HTTP 401\)/);
+		expect(error?.message).toMatch(/^The messages request failed: the gateway refused the API key \(HTTP 401\)/);
 		expect(JSON.stringify(error)).not.toMatch(/sk-[A-Za-z0-9]{6,}/);
 	});
 });

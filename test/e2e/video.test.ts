@@ -101,9 +101,8 @@ describeWorkflow('mgwVideo0001', 'four items in one wait loop, Continue On Fail'
 
 	it('turns the failure and the timeout into items that quote the task id', () => {
 		const failed = items()[2].json;
-		expect(failed.error).toBe(
-			`Video task ${failed.task_id} failed: content policy violation: the prompt was rejected by the safety system (the charge for a failed task is usually refunded automatically)`,
-		);
+		expect(failed.error).toBe(`Video task ${failed.task_id} failed: "content policy violation: the prompt was rejected by the safety system"`);
+		expect(failed.errorDescription).toMatch(/usually refunded automatically/);
 		const timedOut = items()[3].json;
 		expect(timedOut).toMatchObject({ status: 'IN_PROGRESS', progress: '40%' });
 		expect(timedOut.error).toBe(`Video task ${timedOut.task_id} is still running after 20 s (last status IN_PROGRESS, progress 40%), so the node stopped waiting`);
@@ -129,7 +128,8 @@ describeWorkflow('mgwVideo0002', 'a FAILURE stops the workflow', () => {
 	it('fails with the gateway\'s reason, the task id, and that the charge is usually refunded', () => {
 		const error = workflowError(results(), 'mgwVideo0002');
 		expect(error?.node).toBe('Generate Video');
-		expect(error?.message).toMatch(/^Video task task_\w+ failed: content policy violation: .* \(the charge for a failed task is usually refunded automatically\)$/);
+		expect(error?.message).toMatch(/^Video task task_\w+ failed: "content policy violation: .*"$/);
+		expect(error?.description).toContain('usually refunded automatically');
 		expect(error?.description).toContain('generate again');
 	});
 });
