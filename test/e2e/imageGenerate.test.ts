@@ -132,7 +132,7 @@ describeWorkflow('mgwImage0003', 'an expired link', () => {
 		const error = workflowError(results(), 'mgwImage0003');
 		expect(error).toMatchObject({
 			node: 'Generate Images',
-			message: expect.stringMatching(/^Downloading image 0 of item 0 failed: the link has expired \(the file host 127\.0\.0\.1:\d+ answered HTTP 403\)$/),
+			message: expect.stringMatching(/^Downloading image 0 of item 0 failed: the link has expired or is gone \(127\.0\.0\.1:\d+ answered HTTP 403\): "Request has expired"$/),
 			description: expect.stringContaining('temporary'),
 		});
 	});
