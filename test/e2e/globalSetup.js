@@ -16,6 +16,12 @@ const { collectWorkflows, gatewayCredential } = require('../../scripts/n8n/workf
 const { CREDENTIALS, HOSTILE_CREDENTIAL, OPENAI_CREDENTIAL, ROOT, TESTED_VERSIONS, lineDir, resultsFile, selectedLines } = require('./paths');
 
 const WORKFLOW_DIRS = ['examples', path.join('test', 'e2e', 'workflows')];
+/**
+ * Workflows whose id starts with this run in a second batch with n8n's `database` binary data
+ * mode (queue mode's default: files held in memory, capped at 512 MB), on n8n 2.x only (1.x has
+ * no such mode).
+ */
+const DATABASE_MODE_PREFIX = 'mgwDbMode';
 
 const log = (msg) => process.stderr.write(`[e2e] ${msg}\n`);
 
@@ -52,15 +58,28 @@ async function runLine(line, { runtime, installMs, files, workflows }) {
 	const env = { NODE_OPTIONS: `--require ${DNS_PRELOAD}` };
 	if (process.env.E2E_BINARY_DATA_MODE) env.N8N_DEFAULT_BINARY_DATA_MODE = process.env.E2E_BINARY_DATA_MODE;
 	log(`running ${workflows.length} workflow(s) in n8n ${runtime.version} (${line}) against the gateway at ${gateway.baseUrl}`);
+	const databaseMode = workflows.filter((wf) => wf.id.startsWith(DATABASE_MODE_PREFIX));
 	const results = await runWorkflows({
 		runtime,
 		credentials: records,
-		workflows,
+		workflows: workflows.filter((wf) => !databaseMode.includes(wf)),
 		env,
 		userFolder: path.join(lineDir(line), 'user'), // kept after the run: n8n.log, database, raw results
 		concurrency: Number(process.env.E2E_CONCURRENCY) || undefined,
 		log,
 	});
+	if (databaseMode.length && Number(runtime.version.split('.')[0]) >= 2) {
+		log(`running ${databaseMode.length} workflow(s) in n8n's database binary data mode`);
+		const more = await runWorkflows({
+			runtime,
+			credentials: records,
+			workflows: databaseMode,
+			env: { ...env, N8N_DEFAULT_BINARY_DATA_MODE: 'database' },
+			userFolder: path.join(lineDir(line), 'user-database'),
+			log,
+		});
+		Object.assign(results, more);
+	}
 	const run = {
 		line,
 		n8nVersion: runtime.version,

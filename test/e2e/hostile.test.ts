@@ -205,3 +205,14 @@ describe('after the whole batch: the keys are nowhere n8n keeps things', () => {
 		expect(hostile().requests.some((request) => request.headers.authorization === `Bearer ${hostile().apiKey}`)).toBe(true);
 	});
 });
+
+describeWorkflow('mgwDbMode0001', "a 600 MiB video in n8n's database binary data mode (n8n 2.x)", () => {
+	it("names n8n's own 512 MB limit, with the task id, instead of a broken connection", () => {
+		const [item] = nodeItems(results(), 'mgwDbMode0001', 'Video');
+		expect(item.json.task_id).toMatch(/^task_big-video-600_\d+$/);
+		expect(item.json.kind).toBe('storage');
+		expect(item.json.error).toMatch(/n8n could not store the file/);
+		expect(item.json.errorDescription).toMatch(/N8N_DEFAULT_BINARY_DATA_MODE=filesystem/);
+		expect(item.binary).toBeUndefined();
+	});
+});
