@@ -6,8 +6,10 @@
 import type { GatewayErrorKind } from './errors';
 
 export interface RetryPolicy {
-	/** Retries after the first attempt. */
+	/** Retries after the first attempt, for failures other than 429. */
 	maxRetries: number;
+	/** Retries after 429s: each waits its turn in the execution's slowed pace, so more are allowed. */
+	maxRateLimitRetries: number;
 	baseDelayMs: number;
 	maxDelayMs: number;
 	/** A Retry-After longer than this is not waited for: the error is reported instead. */
@@ -18,6 +20,7 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	maxRetries: 4,
+	maxRateLimitRetries: 20,
 	baseDelayMs: 1000,
 	maxDelayMs: 30_000,
 	maxRetryAfterMs: 120_000,

@@ -37,7 +37,8 @@ import type { GatewayErrorInit } from './errors';
 import { SecretMasker } from './mask';
 import { DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelayMs } from './retry';
 import type { RetryPolicy } from './retry';
-import { BackoffGate, CancelledError, pause } from './timing';
+import { SendPace } from './pace';
+import { CancelledError, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from './url';
 
 export const CREDENTIAL_TYPE = 'gatewayApi';
@@ -73,6 +74,8 @@ export interface GatewayCall {
 	retry?: Partial<RetryPolicy> | false;
 	/** What the call does, for messages: "Creating the plant". */
 	what?: string;
+	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
+	pace?: SendPace;
 	/** Fields every error of this call keeps (e.g. a task id). */
 	errorFields?: Record<string, unknown>;
 }
@@ -165,7 +168,8 @@ class AttemptSignal {
  * shared by all items, the execution's cancel signal, and the masker of this credential's secrets.
  */
 export class GatewayClient {
-	readonly gate = new BackoffGate();
+	/** The execution's sending pace: adapts to the gateway's rate limit (pace.ts). */
+	readonly pace = new SendPace();
 	readonly masker: SecretMasker;
 
 	private constructor(
@@ -277,12 +281,18 @@ export class GatewayClient {
 		const policy: RetryPolicy = call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
 		const what = call.what ?? 'The gateway request';
 		const cancel = this.cancelSignal;
-		for (let retry = 0; ; retry++) {
-			await this.gate.wait(cancel).catch((error) => this.rethrowCancel(error, call));
+		const retries = { other: 0, rateLimit: 0 };
+		for (;;) {
+			let paced = false;
+			await call.pace?.wait(cancel).catch((error) => this.rethrowCancel(error, call));
+			await this.pace.wait(cancel).catch((error) => this.rethrowCancel(error, call));
 			const attempt = new AttemptSignal(this.attemptDeadline(call), cancel);
+			const sentAt = this.pace.now();
 			let failure: GatewayError;
 			try {
 				const response = await this.attempt(call, attempt);
+				if (response.statusCode === 429) paced = this.pace.rateLimited(sentAt);
+				else if (response.statusCode < 400) this.pace.succeeded();
 				if (response.statusCode < 300) return await take(response, attempt);
 				failure = await this.statusFailure(response, attempt, call);
 			} catch (error) {
@@ -290,24 +300,37 @@ export class GatewayClient {
 				else failure = error;
 			}
 			if (failure.kind === 'cancelled') throw failure;
-			const delay = this.retryDelay(failure, retry, policy, call);
+			const delay = this.retryDelay(failure, retries, policy, call, paced);
 			if (delay === undefined) {
 				if (policy.idempotent === false && failure.mayHaveActed) {
 					failure.hint = `The request may have gone through even so: it was not sent again, so as not to pay twice. ${failure.hint ?? ''}`.trim();
 				}
 				throw failure;
 			}
-			// A 429 is about the account, not this item: the whole batch holds back.
-			if (failure.kind === 'rate_limit') this.gate.holdFor(delay);
+			// A 429 is about the account, not this item: the pace (shared by the batch) slows down; a
+			// Retry-After, or a 429 before anything got through, holds the whole batch.
+			if (failure.kind === 'rate_limit' && delay > 0) this.pace.holdFor(delay);
 			await pause(delay, cancel).catch((error) => this.rethrowCancel(error, call));
 		}
 	}
 
 	/** How long to wait before the next attempt, or undefined when this failure is final. */
-	private retryDelay(failure: GatewayError, retry: number, policy: RetryPolicy, call: GatewayCall): number | undefined {
+	private retryDelay(failure: GatewayError, retries: { other: number; rateLimit: number }, policy: RetryPolicy, call: GatewayCall, paced: boolean): number | undefined {
+		if (policy.maxRetries === 0) return undefined;
+		if (failure.kind === 'rate_limit') {
+			// Refused before any work: sent again in its turn of the slowed pace, many times if need
+			// be; with no pace yet (nothing got through) after a backoff.
+			const retry = retries.rateLimit++;
+			if (retry >= policy.maxRateLimitRetries) return undefined;
+			if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) return undefined;
+			const wait = failure.retryAfterMs ?? (paced ? 0 : retryDelayMs(retry, undefined, policy));
+			if (call.notAfter !== undefined && Date.now() + wait >= call.notAfter) return undefined;
+			return wait;
+		}
+		const retry = retries.other++;
 		if (retry >= policy.maxRetries) return undefined;
 		// A request that used up its own deadline is not tried again: the deadline is the user's limit.
-		const transient = failure.kind === 'rate_limit' || failure.kind === 'network' || (failure.kind === 'server' && [502, 503, 504].includes(failure.status ?? 0));
+		const transient = failure.kind === 'network' || (failure.kind === 'server' && [502, 503, 504].includes(failure.status ?? 0));
 		if (!transient) return undefined;
 		// A paid or state-changing request is sent again only when the gateway surely did not act on it.
 		if (policy.idempotent === false && failure.mayHaveActed) return undefined;

@@ -94,7 +94,7 @@ describe('retries', () => {
 
 	it('gives up after the retry budget with a plain rate-limit message', async () => {
 		env.gateway.queueFaults('/v1/models', ['429', '429', '429', '429']);
-		const error = await failureOf((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 2 }, what: 'Listing the models' }));
+		const error = await failureOf((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 2, maxRateLimitRetries: 2 }, what: 'Listing the models' }));
 		expect(error.kind).toBe('rate_limit');
 		expect(error.fullMessage).toBe('Listing the models failed: the gateway asked to slow down (rate limit), and waiting did not help (HTTP 429)');
 		expect(apiRequests('/v1/models')).toHaveLength(3);

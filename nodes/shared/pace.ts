@@ -1,0 +1,112 @@
+/**
+ * The sending pace of one execution, shared by all its items and requests: relays limit requests
+ * per key and answer bare 429s beyond the limit, so the whole batch must meet the limit, not each
+ * item on its own with its own retries.
+ *
+ * AIMD over the shared backoff gate: no pace until the first 429 (Concurrency is the only bound);
+ * then requests are spaced just under what the gateway let through in the last second, the pace
+ * climbs back a little with every success (about +0.5 requests/s each second), and the next 429
+ * cuts it again. A Retry-After holds every request until then. Concurrency stays the upper bound:
+ * the pace only ever slows requests down.
+ */
+import { BackoffGate, realClock } from './timing';
+import type { Clock } from './timing';
+
+export interface PaceTuning {
+	/** After a 429 the pace is this share of what got through in the last second. */
+	decrease: number;
+	/** Requests per second added per second of successes. */
+	increasePerSecond: number;
+	/** The slowest pace: one request every two seconds. */
+	minPerSecond: number;
+	/** 429s within this time of a cut, for requests sent before it, cut nothing more. */
+	cutGuardMs: number;
+	/** The window "what got through" is counted over. */
+	windowMs: number;
+}
+
+export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000 };
+
+export class SendPace {
+	/** Requests per second; Infinity until the gateway first says 429. */
+	private perSecond = Number.POSITIVE_INFINITY;
+	/** When the next request may go out. */
+	private nextSlot = 0;
+	private lastCut = Number.NEGATIVE_INFINITY;
+	/** When the first request went out: early in a run the window is not full yet. */
+	private firstSend: number | undefined;
+	/** Times of recent successes, oldest first, within `windowMs`. */
+	private readonly successes: number[] = [];
+	private readonly gate: BackoffGate;
+
+	constructor(
+		private readonly clock: Clock = realClock,
+		private readonly tuning: PaceTuning = DEFAULT_PACE,
+	) {
+		this.gate = new BackoffGate(clock);
+	}
+
+	/** The current pace in requests per second (Infinity: none). */
+	get requestsPerSecond(): number {
+		return this.perSecond;
+	}
+
+	/** Holds every request for `ms` (a Retry-After, or a backoff the caller chose). */
+	holdFor(ms: number): void {
+		this.gate.holdFor(ms);
+	}
+
+	/** Waits for the shared hold, then for this request's slot in the pace. */
+	async wait(signal?: AbortSignal): Promise<void> {
+		await this.gate.wait(signal);
+		this.firstSend ??= this.clock.now();
+		if (Number.isFinite(this.perSecond)) {
+			const now = this.clock.now();
+			const slot = Math.max(now, this.nextSlot);
+			this.nextSlot = slot + 1000 / this.perSecond;
+			if (slot > now) await this.clock.sleep(slot - now, signal);
+		}
+	}
+
+	/** An answer that was not a 429: the pace climbs back a little. */
+	succeeded(): void {
+		const now = this.clock.now();
+		this.successes.push(now);
+		this.trim(now);
+		if (Number.isFinite(this.perSecond)) this.perSecond += this.tuning.increasePerSecond / this.perSecond;
+	}
+
+	/** Now, on the pace's clock: what a request's `sentAt` is measured with. */
+	now(): number {
+		return this.clock.now();
+	}
+
+	/**
+	 * A 429 for a request sent at `sentAt`: the pace is set just under what the gateway let
+	 * through in the last second. A 429 for a request sent before the last cut answers the old
+	 * pace and cuts nothing more (within cutGuardMs); one sent after it says the new pace is still
+	 * too fast. Returns whether requests are now paced; when nothing got through yet there is
+	 * nothing to measure, and the caller backs the batch off instead (holdFor).
+	 */
+	rateLimited(sentAt: number = Number.NEGATIVE_INFINITY): boolean {
+		const now = this.clock.now();
+		if (sentAt < this.lastCut && now - this.lastCut < this.tuning.cutGuardMs) return Number.isFinite(this.perSecond);
+		this.trim(now);
+		if (this.successes.length === 0) return Number.isFinite(this.perSecond);
+		// Per second, over the part of the window the run has lasted.
+		const span = Math.max(50, Math.min(this.tuning.windowMs, now - (this.firstSend ?? now)));
+		const admitted = (this.successes.length * 1000) / span;
+		// Still too fast after a cut: at least the decrease again.
+		const cutAgain = sentAt >= this.lastCut ? this.perSecond * this.tuning.decrease : this.perSecond;
+		this.lastCut = now;
+		this.perSecond = Math.max(this.tuning.minPerSecond, Math.min(cutAgain, admitted * this.tuning.decrease));
+		this.nextSlot = Math.max(this.nextSlot, now + 1000 / this.perSecond);
+		return true;
+	}
+
+	private trim(now: number): void {
+		let drop = 0;
+		while (drop < this.successes.length && this.successes[drop] <= now - this.tuning.windowMs) drop++;
+		if (drop > 0) this.successes.splice(0, drop);
+	}
+}

@@ -1,0 +1,116 @@
+/** The execution's sending pace (AIMD over the shared backoff gate), on a fake clock. */
+import { SendPace } from '../../nodes/shared/pace';
+import { createFakeClock } from '../helpers/fakeClock';
+
+/** A gateway that admits `perSecond` requests per second (a token bucket of one second), on the fake clock. */
+function tokenBucket(clock: { now(): number }, perSecond: number) {
+	let tokens = perSecond;
+	let last = clock.now();
+	return () => {
+		const now = clock.now();
+		tokens = Math.min(perSecond, tokens + ((now - last) / 1000) * perSecond);
+		last = now;
+		if (tokens >= 1) {
+			tokens -= 1;
+			return 200;
+		}
+		return 429;
+	};
+}
+
+/** Sends `count` requests one after another through the pace, retrying 429s; returns the counts. */
+async function drive(pace: SendPace, clock: ReturnType<typeof createFakeClock>, answer: () => number, count: number, answerMs = 10) {
+	let sent = 0;
+	let limited = 0;
+	const started = clock.now();
+	for (let done = 0; done < count; ) {
+		await pace.wait();
+		const sentAt = clock.now();
+		sent++;
+		clock.advance(answerMs);
+		if (answer() === 429) {
+			limited++;
+			if (!pace.rateLimited(sentAt)) pace.holdFor(1000);
+		} else {
+			pace.succeeded();
+			done++;
+		}
+	}
+	return { sent, limited, seconds: (clock.now() - started) / 1000 };
+}
+
+describe('SendPace', () => {
+	it('does not pace anything before the first 429', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		for (let i = 0; i < 100; i++) {
+			await pace.wait();
+			pace.succeeded();
+		}
+		expect(clock.sleeps).toEqual([]);
+		expect(pace.requestsPerSecond).toBe(Number.POSITIVE_INFINITY);
+	});
+
+	it('after a 429 paces just under what got through in the last second', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		for (let i = 0; i < 40; i++) {
+			await pace.wait();
+			clock.advance(50); // 20 per second got through
+			pace.succeeded();
+		}
+		expect(pace.rateLimited()).toBe(true);
+		expect(pace.requestsPerSecond).toBeCloseTo(18, 0);
+		await pace.wait();
+		await pace.wait();
+		expect(clock.sleeps.at(-1)).toBeCloseTo(1000 / 18, 0);
+	});
+
+	it('cuts once for the 429s of one overshoot, then climbs back while answers succeed', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		for (let i = 0; i < 20; i++) {
+			await pace.wait();
+			clock.advance(50);
+			pace.succeeded();
+		}
+		pace.rateLimited();
+		const cut = pace.requestsPerSecond;
+		pace.rateLimited(); // a request that was already on its way
+		expect(pace.requestsPerSecond).toBe(cut);
+		for (let i = 0; i < 100; i++) pace.succeeded();
+		expect(pace.requestsPerSecond).toBeGreaterThan(cut + 2);
+	});
+
+	it('a 429 before anything got through sets no pace: the caller backs off instead', () => {
+		const pace = new SendPace(createFakeClock());
+		expect(pace.rateLimited()).toBe(false);
+		expect(pace.requestsPerSecond).toBe(Number.POSITIVE_INFINITY);
+	});
+
+	it('meets a gateway admitting 20/s with few 429s and close to its rate', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		const result = await drive(pace, clock, tokenBucket(clock, 20), 1000);
+		expect(result.limited / result.sent).toBeLessThan(0.05);
+		expect(result.seconds).toBeLessThan((1000 / 20) * 1.15);
+	});
+
+	it('follows a limit that drops half way (20/s, then 5/s) without failing', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		const first = await drive(pace, clock, tokenBucket(clock, 20), 500);
+		const second = await drive(pace, clock, tokenBucket(clock, 5), 500);
+		expect(first.seconds + second.seconds).toBeLessThan((500 / 20 + 500 / 5) * 1.3);
+		// Every item got through (drive() only returns then), with few 429s once the pace has settled.
+		expect(second.limited / second.sent).toBeLessThan(0.1);
+	});
+
+	it('a Retry-After holds every request until then', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		pace.holdFor(3000);
+		await pace.wait();
+		expect(clock.sleeps).toEqual([3000]);
+	});
+});
