@@ -3,7 +3,7 @@
 // in one run, each checked against its goal (issue 6). Prints one table (markdown, on stdout;
 // progress goes to stderr) and writes everything measured to <out>/results.json.
 //
-//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants] [--out DIR]
+//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit] [--out DIR]
 //
 // Times of n8n runs are the node execution times n8n itself records in its run data
 // (scripts/n8n/headless.js reads them). A missed goal is a FAIL row, not an error: the exit
@@ -22,6 +22,7 @@ const { runWorkflows } = require('../scripts/n8n/headless');
 const { median } = require('./aggregation');
 const { peakWithin, sampleProcessTree } = require('./procTree');
 const W = require('./workflows');
+const { startTokenBucketProxy } = require('./tokenBucket');
 
 const ROOT = path.resolve(__dirname, '..');
 const MIB = 1024 * 1024;
@@ -239,6 +240,96 @@ function machineLine(runtime, n8nNodeVersion) {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// Rate limits: a relay's per-key limit, met by the whole execution (issue 14)
+
+const RATE_LIMIT = {
+	answerMs: 100,
+	items: 1000,
+	perSecond: 20,
+	drop: { after: 500, perSecond: 5 },
+	plans: {
+		'rl-c10': { perSecond: 20 },
+		'rl-c50': { perSecond: 20 },
+		'rl-http': { perSecond: 20 },
+		'rl-drop': { perSecond: 20, then: { after: 500, perSecond: 5 } },
+	},
+};
+
+/** Runs the rate-limited workflows one after another and turns them into rows 7a–7d. */
+async function measureRateLimits({ runtime, credentials, out, limitedBaseUrl, proxy }) {
+	const { items, perSecond, drop } = RATE_LIMIT;
+	const workflows = [
+		W.rateLimitedChatWorkflow('mgwBenchRl0001', { count: items, concurrency: 10, bucket: 'rl-c10' }),
+		W.rateLimitedChatWorkflow('mgwBenchRl0002', { count: items, concurrency: 50, bucket: 'rl-c50' }),
+		W.httpRateLimitedChatWorkflow('mgwBenchRl0003', { count: items, bucket: 'rl-http', baseUrl: limitedBaseUrl, perSecond }),
+		W.rateLimitedChatWorkflow('mgwBenchRl0004', { count: items, concurrency: 10, bucket: 'rl-drop' }),
+	];
+	log(`rate limits: ${workflows.length} runs of ${items} chat items against ${perSecond} requests/s (bare 429 beyond), one at a time`);
+	const results = await runBatch({ runtime, credentials, workflows, name: 'ratelimit', out });
+	const stats = proxy.stats();
+	const measure = (id, bucket) => {
+		const node = results[id]?.nodes?.[W.MEASURED];
+		const output = node?.items ?? [];
+		const failed = output.filter((item) => item.json?.error !== undefined).length;
+		const { admitted = 0, limited = 0 } = stats[bucket] ?? {};
+		const problem = !node ? `the run did not finish (${results[id]?.error?.message ?? 'no result'})` : output.length !== items ? `${output.length} of ${items} items came out` : undefined;
+		return { ms: node?.executionTimeMs, failed, admitted, limited, share: limited / Math.max(1, admitted + limited), problem };
+	};
+	const ideal = (items / perSecond) * 1000;
+	const dropIdeal = (drop.after / perSecond + (items - drop.after) / drop.perSecond) * 1000;
+	const pct = (share) => `${(share * 100).toFixed(1)} %`;
+	const rows = [];
+	const ours = (rowId, id, bucket, concurrency) => {
+		const m = measure(id, bucket);
+		rows.push(
+			row({
+				id: rowId,
+				what: `Gateway Chat, ${items} items, Concurrency ${concurrency}, gateway admitting ${perSecond}/s (100 ms answers): time vs N/R, and share of requests answered 429`,
+				ours: `${fmtMs(m.ms)}; ${m.limited} × 429 (${pct(m.share)}); ${m.failed} failed`,
+				baseline: `N/R = ${fmtMs(ideal)}`,
+				ratio: m.ms / ideal,
+				goal: '≤ 1.15× and ≤ 5 % 429',
+				pass: m.ms / ideal <= 1.15 && m.share <= 0.05 && m.failed === 0,
+				how: 'node time from n8n run data; 429s counted by the token bucket in front of the loopback gateway',
+				problem: m.problem,
+			}),
+		);
+		return m;
+	};
+	ours('7a', 'mgwBenchRl0001', 'rl-c10', 10);
+	ours('7b', 'mgwBenchRl0002', 'rl-c50', 50);
+	const http = measure('mgwBenchRl0003', 'rl-http');
+	rows.push(
+		row({
+			id: '7c',
+			what: `n8n's HTTP Request node, the same ${items} requests, Batching set by hand to ${perSecond} items per 1 s (reference for 7a/7b)`,
+			ours: `${fmtMs(http.ms)}; ${http.limited} × 429 (${pct(http.share)}); ${http.failed} failed`,
+			baseline: `N/R = ${fmtMs(ideal)}`,
+			ratio: http.ms / ideal,
+			goal: 'reference',
+			pass: true,
+			how: 'node time from n8n run data',
+			problem: http.problem,
+		}),
+	);
+	const dropped = measure('mgwBenchRl0004', 'rl-drop');
+	rows.push(
+		row({
+			id: '7d',
+			what: `Gateway Chat, ${items} items, Concurrency 10, the gateway's limit drops half way (${perSecond}/s for ${drop.after}, then ${drop.perSecond}/s)`,
+			ours: `${fmtMs(dropped.ms)}; ${dropped.limited} × 429 (${pct(dropped.share)}); ${dropped.failed} failed`,
+			baseline: `ideal ${fmtMs(dropIdeal)}`,
+			ratio: dropped.ms / dropIdeal,
+			goal: '≤ 1.3×, no failed item',
+			pass: dropped.ms / dropIdeal <= 1.3 && dropped.failed === 0,
+			how: 'node time from n8n run data',
+			problem: dropped.problem,
+		}),
+	);
+	return rows;
+}
+
 async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const want = (part) => !options.only || options.only.has(part);
@@ -253,7 +344,10 @@ async function main() {
 	const slow = await startGateway({ delayMs: options.delayMs });
 	const fast = await startGateway({ delayMs: 0, videoPollsToFinish: 3 });
 	const key = `sk-bench-${crypto.randomBytes(8).toString('hex')}`;
-	const credentials = W.benchCredentials({ slowBaseUrl: slow.baseUrl, fastBaseUrl: fast.baseUrl, key });
+	// Rate limits (issue 14): answers after 100 ms, R requests/s admitted per workflow, bare 429s beyond.
+	const limitedGateway = await startGateway({ delayMs: RATE_LIMIT.answerMs });
+	const proxy = await startTokenBucketProxy({ target: limitedGateway.baseUrl, plans: RATE_LIMIT.plans });
+	const credentials = W.benchCredentials({ slowBaseUrl: slow.baseUrl, fastBaseUrl: fast.baseUrl, limitedBaseUrl: proxy.baseUrl, key });
 	const record = { options: { ...options, only: options.only && [...options.only] }, n8nVersion: runtime.version, n8nNodeVersion };
 	const rows = [];
 	try {
@@ -376,6 +470,9 @@ async function main() {
 			}
 		}
 
+		// 7. Rate limits: their own n8n batch, one workflow at a time, each with its own token bucket.
+		if (want('ratelimit')) rows.push(...(await measureRateLimits({ runtime, credentials, out: options.out, limitedBaseUrl: proxy.baseUrl, proxy })));
+
 		// 3. Memory: each video in its own n8n process. What counts is the peak resident memory while
 		// the node ran (its start and duration from n8n's run data), not n8n's start-up peak, which
 		// is higher than a streamed download ever gets and would hide one.
@@ -434,6 +531,8 @@ async function main() {
 	} finally {
 		await slow.close();
 		await fast.close();
+		await proxy.close();
+		await limitedGateway.close();
 	}
 
 	rows.sort((a, b) => a.id.localeCompare(b.id));

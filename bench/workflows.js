@@ -16,16 +16,20 @@ const CREDENTIAL_IDS = {
 	fast: { id: 'mgwBenchFast01', name: 'Bench gateway (immediate answers)' },
 	slowHeader: { id: 'mgwBenchHdrSlow1', name: 'Bench header auth (delayed gateway)' },
 	fastHeader: { id: 'mgwBenchHdrFast1', name: 'Bench header auth (immediate gateway)' },
+	limited: { id: 'mgwBenchLimit01', name: 'Bench gateway (rate-limited)' },
+	limitedHeader: { id: 'mgwBenchHdrLim1', name: 'Bench header auth (rate-limited gateway)' },
 };
 
 /**
  * The n8n credentials: our `gatewayApi` for our nodes, and the Header Auth a user would give the
  * HTTP Request node for the same gateway (`Authorization: Bearer <key>`).
  */
-function benchCredentials({ slowBaseUrl, fastBaseUrl, key }) {
+function benchCredentials({ slowBaseUrl, fastBaseUrl, limitedBaseUrl, key }) {
 	const gateway = (which, baseUrl) => ({ ...CREDENTIAL_IDS[which], type: 'gatewayApi', data: { apiKey: key, baseUrl, groupMultiplier: 1 } });
 	const header = (which) => ({ ...CREDENTIAL_IDS[which], type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${key}` } });
-	return [gateway('slow', slowBaseUrl), gateway('fast', fastBaseUrl), header('slowHeader'), header('fastHeader')];
+	const all = [gateway('slow', slowBaseUrl), gateway('fast', fastBaseUrl), header('slowHeader'), header('fastHeader')];
+	if (limitedBaseUrl) all.push(gateway('limited', limitedBaseUrl), header('limitedHeader'));
+	return all;
 }
 
 function workflow(id, name, makeItemsCode, measuredNode) {
@@ -93,6 +97,49 @@ function httpChatWorkflow(id, { count, baseUrl }) {
 	});
 }
 
+const bucketQuestionsCode = (count, bucket) =>
+	`return Array.from({ length: ${count} }, (_, i) => ({ json: { question: '[bucket:${bucket}] Question ' + i + ': what is a good name for a fern?' } }));`;
+
+/** Gateway Chat over `count` items against the rate-limited gateway, in token bucket `bucket`. */
+function rateLimitedChatWorkflow(id, { count, concurrency, bucket }) {
+	return workflow(id, `Bench: Gateway Chat, ${count} items, concurrency ${concurrency}, rate-limited (${bucket})`, bucketQuestionsCode(count, bucket), {
+		type: `${PACKAGE}.gatewayChat`,
+		typeVersion: 1,
+		parameters: {
+			model: { __rl: true, mode: 'list', value: CHAT_MODEL },
+			messages: { values: [{ role: 'user', content: '={{ $json.question }}' }] },
+			maxTokens: CHAT_MAX_TOKENS,
+			options: { concurrency },
+		},
+		credentials: { gatewayApi: CREDENTIAL_IDS.limited },
+	});
+}
+
+/**
+ * The HTTP Request node against the rate-limited gateway, tuned by hand as a user who knows the
+ * limit would: Batching of R items per batch and a 1 s interval; a refused item becomes an error
+ * item (Continue On Fail) rather than stopping the run.
+ */
+function httpRateLimitedChatWorkflow(id, { count, bucket, baseUrl, perSecond }) {
+	const flow = workflow(id, `Bench: HTTP Request chat, ${count} items, batches of ${perSecond} per second (${bucket})`, bucketQuestionsCode(count, bucket), {
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		onError: 'continueRegularOutput',
+		parameters: {
+			method: 'POST',
+			url: `${baseUrl}/v1/chat/completions`,
+			authentication: 'genericCredentialType',
+			genericAuthType: 'httpHeaderAuth',
+			sendBody: true,
+			specifyBody: 'json',
+			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: $json.question }] }) }}`,
+			options: { batching: { batch: { batchSize: perSecond, batchInterval: 1000 } } },
+		},
+		credentials: { httpHeaderAuth: CREDENTIAL_IDS.limitedHeader },
+	});
+	return flow;
+}
+
 const plantsCode = (count, firstId) =>
 	`return Array.from({ length: ${count} }, (_, i) => ({ json: { id: ${firstId} + i, name: 'Fern ' + i, tag: 'bench' } }));`;
 
@@ -151,6 +198,8 @@ module.exports = {
 	benchCredentials,
 	chatWorkflow,
 	httpChatWorkflow,
+	rateLimitedChatWorkflow,
+	httpRateLimitedChatWorkflow,
 	plantWorkflow,
 	httpPlantWorkflow,
 	videoWorkflow,

@@ -27,6 +27,9 @@ export interface PaceTuning {
 
 export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000 };
 
+/** Sends within the window that make a burst worth measuring when none got through yet. */
+const BURST = 4;
+
 export class SendPace {
 	/** Requests per second; Infinity until the gateway first says 429. */
 	private perSecond = Number.POSITIVE_INFINITY;
@@ -35,15 +38,19 @@ export class SendPace {
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
-	/** Times of recent successes, oldest first, within `windowMs`. */
+	/** Times of recent successes and sends, oldest first, within `windowMs`. */
 	private readonly successes: number[] = [];
+	private readonly sends: number[] = [];
 	private readonly gate: BackoffGate;
 
+	/** `startPerSecond`: a fixed budget from the start (e.g. for status checks), instead of none. */
 	constructor(
 		private readonly clock: Clock = realClock,
 		private readonly tuning: PaceTuning = DEFAULT_PACE,
+		startPerSecond = Number.POSITIVE_INFINITY,
 	) {
 		this.gate = new BackoffGate(clock);
+		this.perSecond = startPerSecond;
 	}
 
 	/** The current pace in requests per second (Infinity: none). */
@@ -66,6 +73,9 @@ export class SendPace {
 			this.nextSlot = slot + 1000 / this.perSecond;
 			if (slot > now) await this.clock.sleep(slot - now, signal);
 		}
+		const sent = this.clock.now();
+		this.sends.push(sent);
+		this.trim(sent);
 	}
 
 	/** An answer that was not a 429: the pace climbs back a little. */
@@ -92,7 +102,15 @@ export class SendPace {
 		const now = this.clock.now();
 		if (sentAt < this.lastCut && now - this.lastCut < this.tuning.cutGuardMs) return Number.isFinite(this.perSecond);
 		this.trim(now);
-		if (this.successes.length === 0) return Number.isFinite(this.perSecond);
+		if (this.successes.length === 0) {
+			// A burst refused before any answer got through: half of what was sent in the last window.
+			// A lone request refused is no measure: the caller backs off instead.
+			if (this.sends.length < BURST || sentAt < this.lastCut) return Number.isFinite(this.perSecond);
+			this.lastCut = now;
+			this.perSecond = Math.max(this.tuning.minPerSecond, Math.min(this.perSecond, (this.sends.length * 1000) / this.tuning.windowMs / 2));
+			this.nextSlot = Math.max(this.nextSlot, now + 1000 / this.perSecond);
+			return true;
+		}
 		// Per second, over the part of the window the run has lasted.
 		const span = Math.max(50, Math.min(this.tuning.windowMs, now - (this.firstSend ?? now)));
 		const admitted = (this.successes.length * 1000) / span;
@@ -105,8 +123,10 @@ export class SendPace {
 	}
 
 	private trim(now: number): void {
-		let drop = 0;
-		while (drop < this.successes.length && this.successes[drop] <= now - this.tuning.windowMs) drop++;
-		if (drop > 0) this.successes.splice(0, drop);
+		for (const list of [this.successes, this.sends]) {
+			let drop = 0;
+			while (drop < list.length && list[drop] <= now - this.tuning.windowMs) drop++;
+			if (drop > 0) list.splice(0, drop);
+		}
 	}
 }

@@ -114,3 +114,38 @@ describe('SendPace', () => {
 		expect(clock.sleeps).toEqual([3000]);
 	});
 });
+
+describe('SendPace, a burst refused before anything got through', () => {
+	it('paces at half of what the burst sent in the last second', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		for (let i = 0; i < 50; i++) await pace.wait();
+		expect(pace.rateLimited(clock.now())).toBe(true);
+		expect(pace.requestsPerSecond).toBe(25);
+	});
+
+	it('a concurrent burst against 20/s ends with few 429s', async () => {
+		const clock = createFakeClock();
+		const pace = new SendPace(clock);
+		const answer = tokenBucket(clock, 20);
+		let limited = 0;
+		let done = 0;
+		// 50 lanes, as Concurrency 50 would run them, each sending, then waiting 100 ms for its answer.
+		const lane = async () => {
+			while (done < 1000) {
+				await pace.wait();
+				const sentAt = clock.now();
+				if (answer() === 429) {
+					limited++;
+					if (!pace.rateLimited(sentAt)) pace.holdFor(1000);
+					continue;
+				}
+				await clock.sleep(100);
+				pace.succeeded();
+				done++;
+			}
+		};
+		await Promise.all(Array.from({ length: 50 }, lane));
+		expect(limited / (done + limited)).toBeLessThan(0.05);
+	});
+});
