@@ -7,6 +7,7 @@ import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from './binary';
 import { GatewayError, errorFromParsed, isErrorShape, missingResultError, notAnObjectError, quoteStart, readErrorFields } from './errors';
+import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from './sse';
 import type { ServerSentEvent } from './sse';
 import type { ByteStream, GatewayClient } from './transport';
@@ -84,6 +85,8 @@ export interface LiveText {
 	write(text: string): Promise<void>;
 	end(): Promise<void>;
 	fail(message: string): Promise<void>;
+	/** The item is done with live text (whatever happened): later items may go on. */
+	close(): Promise<void>;
 }
 
 /**
@@ -96,13 +99,16 @@ export function liveTextFor(ctx: IExecuteFunctions, itemIndex: number): LiveText
 	const streaming = typeof ctx.isStreaming === 'function' && ctx.isStreaming();
 	if (!streaming || typeof ctx.sendChunk !== 'function') return undefined;
 	if ((ctx.getNode() as { rewireOutputLogTo?: string }).rewireOutputLogTo) return undefined;
+	// Several items: each reaches the client whole and in item order (liveOrder.ts).
+	const slot = liveOrderOf(ctx).enter();
 	// n8n's sendChunk returns a promise although it is typed void; awaiting it keeps the order.
-	const send = async (type: ChunkType, content?: string) => await Promise.resolve(ctx.sendChunk(type, itemIndex, content));
+	const send = async (type: ChunkType, content?: string) => await slot.send(async () => await Promise.resolve(ctx.sendChunk(type, itemIndex, content)));
 	return {
 		begin: async () => await send('begin'),
 		write: async (text) => await send('item', text),
 		end: async () => await send('end'),
 		fail: async (message) => await send('error', message),
+		close: async () => await slot.end(),
 	};
 }
 
@@ -111,6 +117,14 @@ const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps ha
 /** Sends a chat request and returns the whole reply, reading and aggregating the stream if asked. */
 export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient, call: ChatCall<R>): Promise<R> {
 	const live = liveTextFor(ctx, call.itemIndex);
+	try {
+		return await callChatWith(client, call, live);
+	} finally {
+		await live?.close();
+	}
+}
+
+async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: LiveText | undefined): Promise<R> {
 	const request = { path: call.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, headers: call.headers };
 	if (!call.stream) {
 		const reply = checkedReply(call, await client.json<R>(request));
