@@ -176,7 +176,7 @@ function httpPlantWorkflow(id, { count, firstId, baseUrl }) {
  * Gateway Video Generate over `count` items: submit, wait (5 s polls, the gateway finishes a task on
  * its third poll) and download. `promptTag` adds a magic word such as `[big:512]`.
  */
-function videoWorkflow(id, { count, promptTag = '', download = true }) {
+function videoWorkflow(id, { count, promptTag = '', download = true, concurrency = 10 }) {
 	const code = `return Array.from({ length: ${count} }, (_, i) => ({ json: { prompt: 'A fern unfolding in time-lapse, take ' + i + '${promptTag ? ` ${promptTag}` : ''}' } }));`;
 	return workflow(id, `Bench: Gateway Video Generate, ${count} item(s)${promptTag ? ` ${promptTag}` : ''}`, code, {
 		type: `${PACKAGE}.gatewayVideoGenerate`,
@@ -187,7 +187,7 @@ function videoWorkflow(id, { count, promptTag = '', download = true }) {
 			prompt: '={{ $json.prompt }}',
 			seconds: 5,
 			size: '1280x720',
-			options: { pollIntervalSeconds: 5, maxWaitSeconds: 120, downloadVideo: download, concurrency: 10 },
+			options: { pollIntervalSeconds: 5, maxWaitSeconds: 300, downloadVideo: download, concurrency },
 		},
 		credentials: { gatewayApi: CREDENTIAL_IDS.fast },
 	});

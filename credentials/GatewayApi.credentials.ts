@@ -1,6 +1,5 @@
 import type {
 	ICredentialDataDecryptedObject,
-	ICredentialTestRequest,
 	ICredentialType,
 	IHttpRequestOptions,
 	INodeProperties,
@@ -8,7 +7,11 @@ import type {
 } from 'n8n-workflow';
 
 import { CredentialProblem, checkGatewayCredential } from '../nodes/shared/credentialSettings';
+import { DOCS_URL } from '../nodes/shared/links';
 
+// documentationUrl comes from the generated links.ts, and this rule sees only string literals:
+// test/unit/docsLinks.test.ts checks the built URL and that its page exists.
+// eslint-disable-next-line n8n-nodes-base/cred-class-field-documentation-url-missing
 export class GatewayApi implements ICredentialType {
 	name = 'gatewayApi';
 
@@ -16,7 +19,8 @@ export class GatewayApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:gateway.svg', dark: 'file:gateway.dark.svg' };
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-model-gateway';
+	/** Its page in the repository's docs/, from package.json (see nodes/shared/links.ts). */
+	documentationUrl = DOCS_URL.gatewayApi;
 
 	properties: INodeProperties[] = [
 		{
@@ -35,7 +39,7 @@ export class GatewayApi implements ICredentialType {
 			type: 'string',
 			required: true,
 			default: '',
-			placeholder: 'https://gateway.example.com',
+			placeholder: 'e.g. https://gateway.example.com',
 			description:
 				'The gateway address, e.g. https://gateway.example.com or https://example.com/gateway. A trailing "/" or "/v1" is fine.',
 		},
@@ -63,7 +67,7 @@ export class GatewayApi implements ICredentialType {
 	];
 
 	// A function rather than a header template, so that a malformed key or address is refused with a
-	// clear message (that never repeats the key) before anything is sent, for nodes and test alike.
+	// clear message (that never repeats the key) before anything is sent, whoever asks n8n to authenticate.
 	async authenticate(
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
@@ -84,11 +88,8 @@ export class GatewayApi implements ICredentialType {
 		return authenticated;
 	}
 
-	test: ICredentialTestRequest = {
-		request: {
-			baseURL: '={{$credentials.baseUrl}}',
-			url: '/v1/models',
-			method: 'GET',
-		},
-	};
+	// No declarative `test`: n8n would answer it in its own bare words ("Unauthorized", "Not
+	// Found", "ECONNREFUSED"), and while a credential has one, n8n never calls a node's test
+	// function. Every node tests this credential instead (`testedBy: 'gatewayApiTest'`, see
+	// nodes/shared/credentialTest.ts): GET /v1/models, explained in plain words.
 }

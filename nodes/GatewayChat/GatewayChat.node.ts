@@ -1,7 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { credentialTest } from '../shared/credentialTest';
 import { modelSearch } from '../shared/modelSearch';
+import { DOCS_URL } from '../shared/links';
 import { operationSubtitle } from '../shared/subtitle';
 import { complete } from './complete';
 import { chatProperties } from './description';
@@ -14,16 +16,17 @@ export class GatewayChat implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: operationSubtitle('"Chat"', 'model'),
-		description: 'Chat with a language model of the Model Gateway in the chat-completions format (POST /v1/chat/completions)',
+		description: 'Chat with the language models of your model gateway (OpenAI-compatible chat), streamed or not',
+		documentationUrl: DOCS_URL.gatewayChat,
 		defaults: { name: 'Gateway Chat' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'gatewayApi', required: true }],
+		credentials: [{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }],
 		properties: chatProperties,
 	};
 
-	methods = { listSearch: { searchChatModels: modelSearch.searchChatModels } };
+	methods = { listSearch: { searchChatModels: modelSearch.searchChatModels }, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await complete.call(this);

@@ -1,28 +1,45 @@
 /** POST /v1/chat/completions for every item, streamed or not, with the same output either way. */
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { loadAttachments } from '../shared/attachments';
 import { callChat } from '../shared/chatCall';
 import { runPerItem } from '../shared/itemRunner';
+import { jsonReplyData } from '../shared/jsonReply';
 import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from './reply';
 import type { ChatCompletion } from './reply';
-import { chatRequestBody, readChatInput } from './request';
+import { chatRequestBody, prepareChatInput } from './request';
+
+const WHAT = 'The chat request';
 
 export async function complete(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(this, {
-		prepare: (itemIndex) => readChatInput(this, itemIndex),
+		prepare: async (itemIndex) => await prepareChatInput(this, itemIndex),
 		run: async (input, itemIndex, client) => {
+			const files = await loadAttachments(this, itemIndex, input.files);
 			const completion = await callChat<ChatCompletion>(this, client, {
 				path: '/v1/chat/completions',
-				body: chatRequestBody(input),
+				body: chatRequestBody(input, files),
 				stream: input.stream,
 				itemIndex,
-				what: 'The chat request',
+				what: WHAT,
 				deadlineMs: input.deadlineMs,
 				newReplyStream: () => new ChatCompletionStream(),
 				answerText: chatAnswerText,
 				replyProblem: chatReplyProblem,
 			});
-			const json = chatOutput(completion);
+			let json = chatOutput(completion);
+			if (input.json) {
+				const text = String(json.text ?? '');
+				const data = jsonReplyData({
+					what: WHAT,
+					text,
+					itemIndex,
+					cutOff: json.finishReason === 'length',
+					fields: { text, model: json.model, finishReason: json.finishReason, usage: json.usage },
+				});
+				// First, so that the output panel shows what the next node maps.
+				json = { data: data as IDataObject, ...json };
+			}
 			if (input.includeRawResponse) json.rawResponse = completion;
 			return { json };
 		},

@@ -5,15 +5,20 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import {
+	binaryAttachmentsOption,
 	effortOption,
 	chatTimeoutOption,
 	includeRawResponseOption,
+	jsonSchemaOption,
 	maxTokensField,
 	messagesField,
+	responseFormatOption,
 	stopSequencesOption,
 	streamField,
+	urlAttachmentsOption,
 } from '../shared/chatDescriptions';
 import { extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
+import { alphabetical } from '../shared/optionOrder';
 
 export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
 
@@ -26,27 +31,36 @@ export const chatProperties: INodeProperties[] = [
 	),
 	maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
 	streamField,
-	optionsCollection([
-		effortOption('reasoning_effort'),
-		extraBodyOption('{"n": 1, "seed": 7}'),
-		includeRawResponseOption,
-		stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
-		{
-			displayName: 'Temperature',
-			name: 'temperature',
-			type: 'number',
-			typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-			default: 1,
-			description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
-		},
-		chatTimeoutOption,
-		{
-			displayName: 'Top P',
-			name: 'topP',
-			type: 'number',
-			typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-			default: 1,
-			description: 'Nucleus sampling, 0 to 1 (`top_p`). Change this or Temperature, not both.',
-		},
-	]),
+	alphabetical(
+		optionsCollection([
+			binaryAttachmentsOption(
+				'images as `image_url` parts with a Base64 data URL, PDFs as `file` parts with `file_data` and `filename`',
+				'Images up to 20 MB, PDFs up to 32 MB, at most 100 images and 32 MB per request.',
+			),
+			effortOption('reasoning_effort'),
+			extraBodyOption('{"n": 1, "seed": 7}'),
+			urlAttachmentsOption('`image_url` parts'),
+			includeRawResponseOption,
+			jsonSchemaOption,
+			responseFormatOption('`response_format`: `{"type": "json_object"}`, or `json_schema` with the Response JSON Schema option, strict'),
+			stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
+			{
+				displayName: 'Temperature',
+				name: 'temperature',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
+				default: 1,
+				description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
+			},
+			chatTimeoutOption,
+			{
+				displayName: 'Top P',
+				name: 'topP',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
+				default: 1,
+				description: 'Nucleus sampling, 0 to 1 (`top_p`). Change this or Temperature, not both.',
+			},
+		]),
+	),
 ];

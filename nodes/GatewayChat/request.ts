@@ -4,9 +4,24 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import {
+	BINARY_ATTACHMENTS_FIELD,
+	URL_ATTACHMENTS_FIELD,
+	attachmentParts,
+	checkRequestSize,
+	placeholders,
+	planAttachments,
+	readAttachmentNames,
+	readImageUrls,
+	requireUserMessage,
+	withAttachments,
+} from '../shared/attachments';
+import type { FileAttachment, LoadedFile } from '../shared/attachments';
 import { requestBody } from '../shared/body';
 import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chatInput';
 import type { ChatMessage } from '../shared/chatInput';
+import { readJsonRequest } from '../shared/jsonReply';
+import type { JsonRequest } from '../shared/jsonReply';
 import { readExtraBody, readModelId } from '../shared/validate';
 import { CHAT_ROLES } from './description';
 
@@ -22,34 +37,70 @@ export interface ChatInput {
 	temperature?: number;
 	topP?: number;
 	stop?: string[];
+	/** Binary Attachments: the field names; `files` once they are read and checked. */
+	binaryAttachments?: string[];
+	files?: FileAttachment[];
+	/** Image URLs, as given. */
+	imageUrls?: string[];
+	/** Response Format JSON Object or JSON Schema. */
+	json?: JsonRequest;
 	extraBody: IDataObject;
 	includeRawResponse: boolean;
 	deadlineMs: number;
 }
 
+/** Reads and checks the parameters of one item (the files are read by `prepareChatInput`). */
 export function readChatInput(ctx: IExecuteFunctions, itemIndex: number): ChatInput {
 	const model = readModelId(ctx, itemIndex);
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const messages = readMessages(ctx, itemIndex, CHAT_ROLES);
+	const binaryAttachments = readAttachmentNames(ctx, itemIndex, options.binaryAttachments);
+	const imageUrls = readImageUrls(ctx, itemIndex, options.urlAttachments);
+	if (binaryAttachments || imageUrls) requireUserMessage(ctx, itemIndex, messages, binaryAttachments ? BINARY_ATTACHMENTS_FIELD : URL_ATTACHMENTS_FIELD);
 	return {
 		model,
-		messages: readMessages(ctx, itemIndex, CHAT_ROLES),
+		messages,
 		maxTokens: readMaxTokens(ctx, itemIndex, model),
 		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
 		effort: readEffort(ctx, itemIndex, options.effort),
 		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', { min: 0, max: 2 }),
 		topP: readOptionalNumber(ctx, itemIndex, options.topP, 'Top P', { min: 0, max: 1 }),
 		stop: readStopSequences(ctx, itemIndex, options.stop, 'Stop Sequences', MAX_STOP_SEQUENCES),
+		binaryAttachments,
+		imageUrls,
+		json: readJsonRequest(ctx, itemIndex, options),
 		extraBody: readExtraBody(ctx, itemIndex),
 		includeRawResponse: options.includeRawResponse === true,
 		deadlineMs: readChatDeadline(ctx, itemIndex, options),
 	};
 }
 
-/** The `POST /v1/chat/completions` body: Extra Body Fields first, the node's fields on top. */
-export function chatRequestBody(input: ChatInput): IDataObject {
+/** The whole check of one item, before any request: parameters, then its files and the request size. */
+export async function prepareChatInput(ctx: IExecuteFunctions, itemIndex: number): Promise<ChatInput> {
+	const input = readChatInput(ctx, itemIndex);
+	if (input.binaryAttachments || input.imageUrls) {
+		input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, 'chat');
+		checkRequestSize(ctx, itemIndex, chatRequestBody(input, placeholders(input.files)), input.files);
+	}
+	return input;
+}
+
+/** `response_format`: left out for text. */
+function responseFormat(json: JsonRequest | undefined): IDataObject | undefined {
+	if (!json) return undefined;
+	if (json.format === 'jsonObject') return { type: 'json_object' };
+	return { type: 'json_schema', json_schema: { name: 'response', schema: json.schema, strict: true } };
+}
+
+/**
+ * The `POST /v1/chat/completions` body: Extra Body Fields first, the node's fields on top. `files`
+ * are the item's attachments with their data (loadAttachments); with the Image URLs they go into
+ * the last User message as content parts.
+ */
+export function chatRequestBody(input: ChatInput, files: readonly LoadedFile[] = []): IDataObject {
 	return requestBody(input.extraBody, {
 		model: input.model,
-		messages: input.messages.map(({ role, content }) => ({ role, content })),
+		messages: withAttachments(input.messages, attachmentParts('chat', files, input.imageUrls)),
 		max_tokens: input.maxTokens,
 		stream: input.stream,
 		// Without this, chat-completions streams carry no usage.
@@ -58,5 +109,6 @@ export function chatRequestBody(input: ChatInput): IDataObject {
 		temperature: input.temperature,
 		top_p: input.topP,
 		stop: input.stop,
+		response_format: responseFormat(input.json),
 	}, ['stream_options']);
 }

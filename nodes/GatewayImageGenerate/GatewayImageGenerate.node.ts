@@ -1,7 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { credentialTest } from '../shared/credentialTest';
 import { modelSearch } from '../shared/modelSearch';
+import { DOCS_URL } from '../shared/links';
 import { operationSubtitle } from '../shared/subtitle';
 import { imageGenerateProperties } from './description';
 import { generateImages } from './generate';
@@ -14,16 +16,17 @@ export class GatewayImageGenerate implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: operationSubtitle('"Generate"', 'model'),
-		description: 'Generate images with the Model Gateway and get them as files, one item per image',
+		description: 'Generate images with your model gateway and get them as files, one item per image',
+		documentationUrl: DOCS_URL.gatewayImageGenerate,
 		defaults: { name: 'Gateway Image Generate' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'gatewayApi', required: true }],
+		credentials: [{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }],
 		properties: imageGenerateProperties,
 	};
 
-	methods = { listSearch: modelSearch };
+	methods = { listSearch: modelSearch, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await generateImages.call(this);

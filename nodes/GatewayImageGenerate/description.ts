@@ -6,17 +6,27 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
+import { alphabetical } from '../shared/optionOrder';
 
 export const DEFAULT_IMAGE_MODEL = 'img-image-2';
 export const MAX_IMAGES_PER_REQUEST = 10;
 
-/** Node parameter -> request body field. */
+/** Node parameter -> request body field (the options are left out when they are not set). */
 export const IMAGE_BODY_FIELDS = {
 	model: 'model',
 	prompt: 'prompt',
 	n: 'n',
 	responseFormat: 'response_format',
+	size: 'size',
+	quality: 'quality',
+	background: 'background',
+	outputFormat: 'output_format',
 } as const;
+
+/** The values image models commonly take (the contract's lists). */
+export const IMAGE_QUALITIES = ['auto', 'low', 'medium', 'high'] as const;
+export const IMAGE_BACKGROUNDS = ['auto', 'transparent', 'opaque'] as const;
+export const IMAGE_OUTPUT_FORMATS = ['png', 'jpeg', 'webp'] as const;
 
 export const imageGenerateProperties: INodeProperties[] = [
 	modelField(DEFAULT_IMAGE_MODEL, 'searchImageModels'),
@@ -60,17 +70,65 @@ export const imageGenerateProperties: INodeProperties[] = [
 		description: 'How the gateway hands over each image. Either way the output has a real image file.',
 		hint: 'Image links are temporary: keep Download Image on to keep the files',
 	},
-	optionsCollection([
-		{
-			displayName: 'Download Image',
-			name: 'downloadImage',
-			type: 'boolean',
-			default: true,
-			displayOptions: { show: { '/responseFormat': ['url'] } },
-			description:
-				'Whether to download each image into binary data right away (the links are temporary). Off: the output has the links only.',
-		},
-		extraBodyOption('{"size": "1024x1024", "quality": "high", "output_format": "webp"}'),
-		binaryPropertyOption('image'),
-	]),
+	alphabetical(
+		optionsCollection([
+			{
+				displayName: 'Background',
+				name: 'background',
+				type: 'options',
+				options: [
+					{ name: 'Auto', value: 'auto', description: 'The model decides' },
+					{ name: 'Opaque', value: 'opaque' },
+					{ name: 'Transparent', value: 'transparent', description: 'Needs Output Format PNG or WebP' },
+				],
+				default: 'auto',
+				description: 'Background of the image (`background`). Not sent unless added here.',
+			},
+			{
+				displayName: 'Download Image',
+				name: 'downloadImage',
+				type: 'boolean',
+				default: true,
+				displayOptions: { show: { '/responseFormat': ['url'] } },
+				description:
+					'Whether to download each image into binary data right away (the links are temporary). Off: the output has the links only.',
+			},
+			extraBodyOption('{"moderation": "low", "output_compression": 80}'),
+			{
+				displayName: 'Output Format',
+				name: 'outputFormat',
+				type: 'options',
+				options: [
+					{ name: 'JPEG', value: 'jpeg' },
+					{ name: 'PNG', value: 'png' },
+					{ name: 'WebP', value: 'webp' },
+				],
+				default: 'png',
+				description: 'File format of the images (`output_format`). The file name and MIME type always follow the bytes received.',
+			},
+			binaryPropertyOption('image'),
+			{
+				displayName: 'Quality',
+				name: 'quality',
+				type: 'options',
+				options: [
+					{ name: 'Auto', value: 'auto', description: 'The model decides' },
+					{ name: 'High', value: 'high' },
+					{ name: 'Low', value: 'low', description: 'Fastest' },
+					{ name: 'Medium', value: 'medium' },
+				],
+				default: 'auto',
+				description: 'Rendering quality (`quality`). Not sent unless added here.',
+			},
+			{
+				displayName: 'Size',
+				name: 'size',
+				type: 'string',
+				default: '1024x1024',
+				placeholder: 'e.g. 1024x1024',
+				description: 'Width x height of the images, or auto (`size`). Not sent unless added here.',
+				hint: 'Common sizes: 1024x1024 (square), 1536x1024 (landscape), 1024x1536 (portrait), auto. Which sizes a model takes is up to the gateway.',
+			},
+		]),
+	),
 ];

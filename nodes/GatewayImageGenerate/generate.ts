@@ -11,7 +11,7 @@ import { runPerItem, settleConcurrent } from '../shared/itemRunner';
 import type { GatewayClient } from '../shared/transport';
 import { buildImageBody, readImageRequest } from './request';
 import type { ImageRequest } from './request';
-import { UNKNOWN_FILE, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
+import { UNKNOWN_FILE, USAGE_FLAG, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
 import type { ImageAnswer, PlannedImage } from './response';
 
 /** Links of one answer fetched side by side: they are temporary, but one item's batch is small. */
@@ -72,8 +72,11 @@ async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, re
 	const failed = settled.flatMap((entry, position) => ('error' in entry ? [{ error: entry.error, image: images[position] }] : []));
 	if (failed.length === 0) return good;
 	const withImage = failed.map(({ error, image }) => {
-		const { model, index, url } = image.json;
-		return withFields(error, url === undefined ? { model, index } : { model, index, url });
+		const { model, index, url, usage } = image.json;
+		const fields: Record<string, unknown> = url === undefined ? { model, index } : { model, index, url };
+		// The request's usage rides on the first image: its error item keeps it, so it is not lost.
+		if (image.json[USAGE_FLAG] === true) Object.assign(fields, { usage, [USAGE_FLAG]: true });
+		return withFields(error, fields);
 	});
 	if (ctx.continueOnFail()) {
 		const errors = withImage.map((error) => errorItem(ctx.getNode(), error, itemIndex, client.masker));

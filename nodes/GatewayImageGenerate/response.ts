@@ -59,12 +59,16 @@ export function stripDataUrlPrefix(base64: string): string {
 
 // Per-image fields the node sets itself, or that belong in binary data rather than JSON.
 const OWN_IMAGE_FIELDS = new Set(['b64_json', 'url', 'index', 'model']);
-// Answer fields that are not about each image, or are set by the node.
-const OWN_ANSWER_FIELDS = new Set(['data', 'model', 'index', 'url', 'estimatedCostUsd']);
+/** Says, on the first image, that its `usage` is the whole request's. */
+export const USAGE_FLAG = 'usageCoversAllImages';
+// Answer fields that are not about each image, or are set by the node (`usage` goes on the first image only).
+const OWN_ANSWER_FIELDS = new Set(['data', 'model', 'index', 'url', 'estimatedCostUsd', 'usage', USAGE_FLAG]);
 
 /**
  * One entry per image: `model`, `index`, `url` (when there was one), what else the gateway said
- * about the image (`revised_prompt` …) and the answer (`usage`, `created` …), and the estimate.
+ * about the image (`revised_prompt` …) and the answer (`created`, `output_format` …), and the
+ * estimate. The answer's `usage` counts the whole request: it is on the first image only, with
+ * `usageCoversAllImages: true`, so a sum over the items counts it once.
  */
 export function planImages(answer: ImageAnswer, request: ImageRequest, groupMultiplier: number): PlannedImage[] {
 	const model = isNonEmptyString(answer.model) ? answer.model : request.model;
@@ -76,6 +80,10 @@ export function planImages(answer: ImageAnswer, request: ImageRequest, groupMult
 		if (url) json.url = url;
 		for (const [key, value] of Object.entries(entry)) if (!OWN_IMAGE_FIELDS.has(key)) json[key] = value;
 		for (const [key, value] of answerFields) if (!(key in json)) json[key] = value;
+		if (index === 0 && answer.usage !== undefined && answer.usage !== null) {
+			json.usage = answer.usage;
+			json[USAGE_FLAG] = true;
+		}
 		json.estimatedCostUsd = estimatedCostUsd;
 
 		const planned: PlannedImage = { index, json, baseName: (url && linkBaseName(url)) || `image-${index}` };

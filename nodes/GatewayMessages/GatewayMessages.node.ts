@@ -1,7 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { credentialTest } from '../shared/credentialTest';
 import { modelSearch } from '../shared/modelSearch';
+import { DOCS_URL } from '../shared/links';
 import { operationSubtitle } from '../shared/subtitle';
 import { createMessage } from './create';
 import { messagesProperties } from './description';
@@ -14,16 +16,17 @@ export class GatewayMessages implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: operationSubtitle('"Message"', 'model'),
-		description: 'Chat with a language model of the Model Gateway in the native messages format, with thinking and effort (POST /v1/messages)',
+		description: 'Chat with your model gateway in the native messages format (Claude style), with thinking and effort',
+		documentationUrl: DOCS_URL.gatewayMessages,
 		defaults: { name: 'Gateway Messages' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'gatewayApi', required: true }],
+		credentials: [{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }],
 		properties: messagesProperties,
 	};
 
-	methods = { listSearch: { searchChatModels: modelSearch.searchChatModels } };
+	methods = { listSearch: { searchChatModels: modelSearch.searchChatModels }, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await createMessage.call(this);

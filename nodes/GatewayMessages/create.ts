@@ -1,29 +1,57 @@
 /** POST /v1/messages for every item, streamed or not, with the same output either way. */
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { loadAttachments } from '../shared/attachments';
 import { callChat } from '../shared/chatCall';
 import { runPerItem } from '../shared/itemRunner';
-import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem } from './reply';
+import { jsonReplyData } from '../shared/jsonReply';
+import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem, toolInput } from './reply';
 import type { NativeMessage } from './reply';
-import { MESSAGES_HEADERS, messagesRequestBody, readMessagesInput } from './request';
+import { MESSAGES_HEADERS, RESPOND_TOOL, messagesRequestBody, prepareMessagesInput } from './request';
+
+const WHAT = 'The messages request';
+
+/**
+ * `json.data` of a JSON answer: the input of the `respond` tool call (see request.ts for why the
+ * answer comes as a tool call), or, when the model answered in text instead, that text parsed.
+ */
+function answerData(json: IDataObject, message: NativeMessage, itemIndex: number): unknown {
+	const called = toolInput(message, RESPOND_TOOL);
+	if (called !== undefined) {
+		// The answer has no text of its own: `text` carries the JSON, as in Gateway Chat.
+		if (json.text === '') json.text = JSON.stringify(called);
+		return called;
+	}
+	const text = String(json.text ?? '');
+	return jsonReplyData({
+		what: WHAT,
+		text,
+		itemIndex,
+		cutOff: message.stop_reason === 'max_tokens',
+		fields: { text, model: json.model, stopReason: json.stopReason, usage: json.usage },
+	});
+}
 
 export async function createMessage(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(this, {
-		prepare: (itemIndex) => readMessagesInput(this, itemIndex),
+		prepare: async (itemIndex) => await prepareMessagesInput(this, itemIndex),
 		run: async (input, itemIndex, client) => {
+			const files = await loadAttachments(this, itemIndex, input.files);
 			const message = await callChat<NativeMessage>(this, client, {
 				path: '/v1/messages',
-				body: messagesRequestBody(input),
+				body: messagesRequestBody(input, files),
 				stream: input.stream,
 				itemIndex,
-				what: 'The messages request',
+				what: WHAT,
 				deadlineMs: input.deadlineMs,
 				headers: MESSAGES_HEADERS,
 				newReplyStream: () => new MessageEventStream(),
 				answerText: messagesAnswerText,
 				replyProblem: messagesReplyProblem,
 			});
-			const json = messagesOutput(message);
+			let json = messagesOutput(message);
+			// First, so that the output panel shows what the next node maps.
+			if (input.json) json = { data: answerData(json, message, itemIndex) as IDataObject, ...json };
 			if (input.includeRawResponse) json.rawResponse = message;
 			return { json };
 		},

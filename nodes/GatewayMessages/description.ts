@@ -5,15 +5,20 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import {
+	binaryAttachmentsOption,
 	effortOption,
 	chatTimeoutOption,
 	includeRawResponseOption,
+	jsonSchemaOption,
 	maxTokensField,
 	messagesField,
+	responseFormatOption,
 	stopSequencesOption,
 	streamField,
+	urlAttachmentsOption,
 } from '../shared/chatDescriptions';
 import { extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
+import { alphabetical } from '../shared/optionOrder';
 
 export const MESSAGES_ROLES = ['user', 'assistant'] as const;
 
@@ -28,10 +33,17 @@ export const messagesProperties: INodeProperties[] = [
 	),
 	maxTokensField('The longest answer the model may write, thinking included, in tokens (`max_tokens`, required by this format)'),
 	streamField,
-	optionsCollection([
+	alphabetical(optionsCollection([
+		binaryAttachmentsOption(
+			'images as `image` blocks and PDFs as `document` blocks, both with a Base64 `source`',
+			'Images up to 5 MB (counted on their Base64 text) and 8000 px per side, PDFs up to 32 MB, at most 100 images and 32 MB per request.',
+		),
 		effortOption('output_config.effort'),
 		extraBodyOption('{"metadata": {"user_id": "42"}, "top_k": 40}'),
+		urlAttachmentsOption('`image` blocks with a `url` source'),
 		includeRawResponseOption,
+		jsonSchemaOption,
+		responseFormatOption('a forced call of a `respond` tool whose `input_schema` is the schema: `tools` and `tool_choice`; the tool input is the answer'),
 		stopSequencesOption('stopSequences', 'Texts at which the model stops writing (`stop_sequences`)'),
 		{
 			displayName: 'System Prompt',
@@ -72,5 +84,5 @@ export const messagesProperties: INodeProperties[] = [
 			description: `Tokens the model may spend thinking when Thinking is Enabled With Budget (\`thinking.budget_tokens\`): at least ${MIN_THINKING_BUDGET}, and below Max Tokens`,
 		},
 		chatTimeoutOption,
-	]),
+	])),
 ];

@@ -42,6 +42,13 @@ export function messagesAnswerText(message: NativeMessage): string {
 	return blocksOfType(message, 'text', 'text').join('');
 }
 
+/** The input of the first call of tool `name` in the answer; undefined when there is none. */
+export function toolInput(message: NativeMessage, name: string): unknown {
+	const content = Array.isArray(message.content) ? message.content : [];
+	const call = content.find((block) => block?.type === 'tool_use' && block.name === name && block.input !== undefined);
+	return call?.input;
+}
+
 /** What a whole answer lacks to be a message: its content blocks. */
 export function messagesReplyProblem(message: NativeMessage): string | undefined {
 	return Array.isArray(message.content) ? undefined : 'content';

@@ -4,9 +4,24 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import {
+	BINARY_ATTACHMENTS_FIELD,
+	URL_ATTACHMENTS_FIELD,
+	attachmentParts,
+	checkRequestSize,
+	placeholders,
+	planAttachments,
+	readAttachmentNames,
+	readImageUrls,
+	requireUserMessage,
+	withAttachments,
+} from '../shared/attachments';
+import type { FileAttachment, LoadedFile } from '../shared/attachments';
 import { requestBody } from '../shared/body';
 import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chatInput';
 import type { ChatMessage } from '../shared/chatInput';
+import { SCHEMA_FIELD, readJsonRequest } from '../shared/jsonReply';
+import type { JsonRequest } from '../shared/jsonReply';
 import { fieldError, readExtraBody, readInteger, readModelId } from '../shared/validate';
 import { MESSAGES_ROLES, MIN_THINKING_BUDGET } from './description';
 
@@ -26,6 +41,13 @@ export interface MessagesInput {
 	thinkingBudget?: number;
 	temperature?: number;
 	stopSequences?: string[];
+	/** Binary Attachments: the field names; `files` once they are read and checked. */
+	binaryAttachments?: string[];
+	files?: FileAttachment[];
+	/** Image URLs, as given. */
+	imageUrls?: string[];
+	/** Response Format JSON Object or JSON Schema: asked for as a call of the `respond` tool. */
+	json?: JsonRequest;
 	extraBody: IDataObject;
 	includeRawResponse: boolean;
 	deadlineMs: number;
@@ -44,14 +66,37 @@ function readThinking(ctx: IExecuteFunctions, itemIndex: number, options: IDataO
 	return { thinking: mode, thinkingBudget: budget };
 }
 
+/**
+ * Response Format and JSON Schema. The schema becomes a tool's `input_schema`, which the format
+ * requires to be an object schema: one without a `type` is taken as one, another type is refused.
+ */
+function readMessagesJson(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): JsonRequest | undefined {
+	const json = readJsonRequest(ctx, itemIndex, options);
+	const type = json?.schema?.type;
+	if (type !== undefined && type !== 'object') {
+		throw fieldError(
+			ctx,
+			itemIndex,
+			SCHEMA_FIELD,
+			`must describe an object at its top level ("type": "object"), not ${JSON.stringify(type).slice(0, 40)}`,
+			'Gateway Messages receives the answer as the input of a tool, which is always an object: wrap the value in a property, e.g. {"type": "object", "properties": {"items": {"type": "array"}}}.',
+		);
+	}
+	return json;
+}
+
 export function readMessagesInput(ctx: IExecuteFunctions, itemIndex: number): MessagesInput {
 	const model = readModelId(ctx, itemIndex);
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const maxTokens = readMaxTokens(ctx, itemIndex, model);
 	const system = typeof options.system === 'string' && options.system.trim() !== '' ? options.system : undefined;
+	const messages = readMessages(ctx, itemIndex, MESSAGES_ROLES);
+	const binaryAttachments = readAttachmentNames(ctx, itemIndex, options.binaryAttachments);
+	const imageUrls = readImageUrls(ctx, itemIndex, options.urlAttachments);
+	if (binaryAttachments || imageUrls) requireUserMessage(ctx, itemIndex, messages, binaryAttachments ? BINARY_ATTACHMENTS_FIELD : URL_ATTACHMENTS_FIELD);
 	return {
 		model,
-		messages: readMessages(ctx, itemIndex, MESSAGES_ROLES),
+		messages,
 		maxTokens,
 		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
 		system,
@@ -59,10 +104,23 @@ export function readMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Me
 		...readThinking(ctx, itemIndex, options, maxTokens),
 		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', { min: 0, max: 1 }),
 		stopSequences: readStopSequences(ctx, itemIndex, options.stopSequences, 'Stop Sequences'),
+		binaryAttachments,
+		imageUrls,
+		json: readMessagesJson(ctx, itemIndex, options),
 		extraBody: readExtraBody(ctx, itemIndex),
 		includeRawResponse: options.includeRawResponse === true,
 		deadlineMs: readChatDeadline(ctx, itemIndex, options),
 	};
+}
+
+/** The whole check of one item, before any request: parameters, then its files and the request size. */
+export async function prepareMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Promise<MessagesInput> {
+	const input = readMessagesInput(ctx, itemIndex);
+	if (input.binaryAttachments || input.imageUrls) {
+		input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, 'messages');
+		checkRequestSize(ctx, itemIndex, messagesRequestBody(input, placeholders(input.files)), input.files);
+	}
+	return input;
 }
 
 function thinkingField(input: MessagesInput): IDataObject | undefined {
@@ -71,14 +129,61 @@ function thinkingField(input: MessagesInput): IDataObject | undefined {
 	return undefined;
 }
 
-/** The `POST /v1/messages` body: Extra Body Fields first, the node's fields on top. */
-export function messagesRequestBody(input: MessagesInput): IDataObject {
+/**
+ * JSON answers: the wire form chosen for the native format. The answer is asked for as a call of
+ * one tool, `respond`, whose `input_schema` is the schema (any object for JSON Object), forced
+ * with `tool_choice: {"type": "tool", "name": "respond"}`; the tool call's `input` is the answer.
+ * Why this form: relays pass `tools` and `tool_choice` through unchanged (tool use has been part of
+ * this format from its early versions, and every relay supports it), while a prefill (an assistant
+ * turn that starts with "{") is refused by newer models and with thinking, and the newer native
+ * structured-output field is dropped or refused by relays built before it.
+ * The one exception: with thinking on, the format refuses a forced tool choice (HTTP 400), so then
+ * the tool is offered with `tool_choice: {"type": "auto"}` and the system prompt asks for it; an
+ * answer that comes as text instead is parsed as JSON.
+ */
+export const RESPOND_TOOL = 'respond';
+export const RESPOND_INSTRUCTION = `Answer by calling the ${RESPOND_TOOL} tool: its input is your whole answer.`;
+const RESPOND_DESCRIPTION = 'Give your answer: the input of this tool is the whole answer, as JSON.';
+
+/** Models that think whatever is asked (interface document 2.8: "chat-fable-5 has adaptive thinking that is always on"). */
+const ALWAYS_THINKING = new Set(['chat-fable-5']);
+
+/** Whether the request thinks: the Thinking option, a model that always does, or Extra Body Fields. */
+export function thinks(input: MessagesInput): boolean {
+	if (input.thinking !== 'off' || ALWAYS_THINKING.has(input.model)) return true;
+	const extra = input.extraBody.thinking as IDataObject | undefined;
+	return typeof extra === 'object' && extra !== null && extra.type !== undefined && extra.type !== 'disabled';
+}
+
+/** The `respond` tool's input schema: the JSON Schema (an object schema), or any object. */
+function respondSchema(json: JsonRequest): IDataObject {
+	if (!json.schema) return { type: 'object' };
+	return json.schema.type === undefined ? { type: 'object', ...json.schema } : json.schema;
+}
+
+function jsonFields(input: MessagesInput): IDataObject {
+	const json = input.json;
+	if (!json) return { system: input.system };
+	const forced = !thinks(input);
+	return {
+		tools: [{ name: RESPOND_TOOL, description: RESPOND_DESCRIPTION, input_schema: respondSchema(json) }],
+		tool_choice: forced ? { type: 'tool', name: RESPOND_TOOL } : { type: 'auto' },
+		system: forced ? input.system : [input.system, RESPOND_INSTRUCTION].filter((part) => part !== undefined).join('\n\n'),
+	};
+}
+
+/**
+ * The `POST /v1/messages` body: Extra Body Fields first, the node's fields on top. `files` are the
+ * item's attachments with their data (loadAttachments); with the Image URLs they go into the last
+ * User message as content blocks.
+ */
+export function messagesRequestBody(input: MessagesInput, files: readonly LoadedFile[] = []): IDataObject {
 	return requestBody(input.extraBody, {
 		model: input.model,
 		max_tokens: input.maxTokens,
-		messages: input.messages.map(({ role, content }) => ({ role, content })),
+		messages: withAttachments(input.messages, attachmentParts('messages', files, input.imageUrls)),
 		stream: input.stream,
-		system: input.system,
+		...jsonFields(input),
 		thinking: thinkingField(input),
 		output_config: input.effort !== undefined ? { effort: input.effort } : undefined,
 		temperature: input.temperature,

@@ -1,7 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { credentialTest } from '../shared/credentialTest';
 import { optionsCollection } from '../shared/descriptions';
+import { DOCS_URL } from '../shared/links';
 import { operationSubtitle } from '../shared/subtitle';
 import { createPlant } from './createPlant';
 
@@ -13,12 +15,13 @@ export class GatewayPlantCreate implements INodeType {
 		group: ['output'],
 		version: 1,
 		subtitle: operationSubtitle('"Create plant"', 'name'),
-		description: 'Create a plant in the sample plant store of the Model Gateway (POST /plants)',
+		description: 'Create a plant in the sample plant store of your model gateway',
+		documentationUrl: DOCS_URL.gatewayPlantCreate,
 		defaults: { name: 'Gateway Plant Create' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'gatewayApi', required: true }],
+		credentials: [{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }],
 		properties: [
 			{
 				displayName: 'ID',
@@ -26,7 +29,7 @@ export class GatewayPlantCreate implements INodeType {
 				type: 'string',
 				required: true,
 				default: '',
-				placeholder: '10001',
+				placeholder: 'e.g. 10001',
 				description:
 					'Identification number of the plant: a whole number (int64). Numbers beyond 9007199254740991 are sent exactly when given as text.',
 			},
@@ -36,7 +39,7 @@ export class GatewayPlantCreate implements INodeType {
 				type: 'string',
 				required: true,
 				default: '',
-				placeholder: 'Monstera',
+				placeholder: 'e.g. Monstera',
 				description: 'Name of the plant',
 			},
 			{
@@ -44,12 +47,14 @@ export class GatewayPlantCreate implements INodeType {
 				name: 'tag',
 				type: 'string',
 				default: '',
-				placeholder: 'indoor',
+				placeholder: 'e.g. indoor',
 				description: 'Tag that specifies the type of plant. Left out when empty.',
 			},
 			optionsCollection([]),
 		],
 	};
+
+	methods = { credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await createPlant.call(this);

@@ -1,7 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { credentialTest } from '../shared/credentialTest';
 import { modelSearch } from '../shared/modelSearch';
+import { DOCS_URL } from '../shared/links';
 import { operationSubtitle } from '../shared/subtitle';
 import { videoGenerateProperties } from './description';
 import { executeVideo } from './router';
@@ -18,16 +20,17 @@ export class GatewayVideoGenerate implements INodeType {
 			'model',
 			'["generate", "submit"].includes($rawParameter["operation"])', // the operations that send a model
 		),
-		description: 'Generate videos with the Model Gateway: submit a task, wait for it and download the MP4',
+		description: 'Generate videos with your model gateway: one node submits, waits and downloads the MP4',
+		documentationUrl: DOCS_URL.gatewayVideoGenerate,
 		defaults: { name: 'Gateway Video Generate' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'gatewayApi', required: true }],
+		credentials: [{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }],
 		properties: videoGenerateProperties,
 	};
 
-	methods = { listSearch: modelSearch };
+	methods = { listSearch: modelSearch, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await executeVideo(this);

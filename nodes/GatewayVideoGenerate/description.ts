@@ -1,14 +1,16 @@
 /**
  * The panel of Gateway Video Generate. The submit body's fields (interface document 2.3) are
- * model, prompt, seconds and size, built in request.ts; everything else the gateway takes goes
- * through Extra Body Fields.
+ * model, prompt, seconds and size, built in request.ts, and `image` (a first frame, from Image
+ * URL or Image From Binary Field); everything else the gateway takes goes through Extra Body Fields.
  */
 import type { INodeProperties } from 'n8n-workflow';
 
 import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
 import {
 	DEFAULT_MAX_WAIT_SECONDS,
+	DEFAULT_STATUS_CHECKS_PER_SECOND,
 	DEFAULT_VIDEO_MODEL,
+	MAX_STATUS_CHECKS_PER_SECOND,
 	MAX_POLL_INTERVAL_SECONDS,
 	MAX_WAIT_LIMIT_SECONDS,
 	MIN_POLL_INTERVAL_SECONDS,
@@ -17,7 +19,6 @@ import {
 export type VideoOperation = 'generate' | 'submit' | 'getStatus' | 'download';
 
 const SUBMITTING: VideoOperation[] = ['generate', 'submit'];
-const BY_TASK_ID: VideoOperation[] = ['getStatus', 'download'];
 const DOWNLOADING: VideoOperation[] = ['generate', 'download'];
 
 const showFor = (operations: VideoOperation[]) => ({ show: { operation: operations } });
@@ -31,13 +32,9 @@ export const videoGenerateProperties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		default: 'generate',
+		// The main action first, then the steps of a wait you build yourself, in the order they run
+		// (four options: n8n's lint asks for alphabetical order only from five on).
 		options: [
-			{
-				name: 'Download',
-				value: 'download',
-				action: 'Download the video of a task',
-				description: 'Download the video of a finished task by its task ID',
-			},
 			{
 				name: 'Generate',
 				value: 'generate',
@@ -45,16 +42,22 @@ export const videoGenerateProperties: INodeProperties[] = [
 				description: 'Submit a task, wait until it is done and download the video',
 			},
 			{
-				name: 'Get Status',
-				value: 'getStatus',
-				action: 'Get the status of a task',
-				description: 'Check a task once: status, progress, and the result link when it is done',
-			},
-			{
 				name: 'Submit',
 				value: 'submit',
 				action: 'Submit a video task',
 				description: 'Submit a task and return its task ID at once, without waiting',
+			},
+			{
+				name: 'Get Status',
+				value: 'getStatus',
+				action: 'Get the status of a task',
+				description: 'Check a task once: status, progress, and the video link when it is done',
+			},
+			{
+				name: 'Download',
+				value: 'download',
+				action: 'Download the video of a task',
+				description: 'Download the video of a finished task by its task ID',
 			},
 		],
 	},
@@ -100,8 +103,19 @@ export const videoGenerateProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.task_id }}',
 		description: 'The task ID that the Submit or Generate operation returned (task_id)',
+		hint: 'Checks the task once. To wait until it is done, put a Wait node before this one and loop back while the status is not SUCCESS or FAILURE.',
+		displayOptions: showFor(['getStatus']),
+	},
+	{
+		displayName: 'Task ID',
+		name: 'taskId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. {{ $json.task_id }}',
+		description: 'The task ID that the Submit or Generate operation returned (task_id)',
 		hint: 'Links to finished videos are temporary: Download asks the gateway for the current one',
-		displayOptions: showFor(BY_TASK_ID),
+		displayOptions: showFor(['download']),
 	},
 	optionsCollection([
 		{
@@ -113,7 +127,31 @@ export const videoGenerateProperties: INodeProperties[] = [
 				'Whether to put the MP4 into binary data (the result link is temporary). Off: the output has the link (result_url) only.',
 			displayOptions: showOptionFor(DOWNLOADING),
 		},
-		{ ...extraBodyOption('{"seed": 42}'), displayOptions: showOptionFor(SUBMITTING) },
+		{
+			...extraBodyOption('{"seed": 42}'),
+			hint: 'Model-specific fields go here too, e.g. a last frame or reference images, under the names the model takes',
+			displayOptions: showOptionFor(SUBMITTING),
+		},
+		{
+			displayName: 'Image From Binary Field',
+			name: 'imageBinaryProperty',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. data',
+			description:
+				'The binary field of the input item that holds a first frame for image-to-video (PNG, JPEG, GIF or WebP, up to 10 MB), sent as a Base64 data URL in `image` (data:image/png;base64,…)',
+			hint: 'The MIME type is read from the image itself. Set this or Image URL, not both.',
+			displayOptions: showOptionFor(SUBMITTING),
+		},
+		{
+			displayName: 'Image URL',
+			name: 'imageUrl',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. https://example.com/first-frame.png',
+			description: 'A link to a first frame for image-to-video, sent as given in `image`; the gateway fetches it',
+			displayOptions: showOptionFor(SUBMITTING),
+		},
 		{
 			displayName: 'Max Wait (Seconds)',
 			name: 'maxWaitSeconds',
@@ -135,5 +173,26 @@ export const videoGenerateProperties: INodeProperties[] = [
 			displayOptions: showOptionFor(['generate']),
 		},
 		{ ...binaryPropertyOption('video'), displayOptions: showOptionFor(DOWNLOADING) },
+		{
+			displayName: 'Resume Task ID',
+			name: 'resumeTaskId',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. {{ $json.task_id }}',
+			description:
+				'A task an earlier run already submitted for this item: it is waited for and downloaded instead of submitted again, so a retried run pays nothing twice. Leave empty to submit.',
+			hint: 'Feed in the output (or error items) of the failed run and map its task_id here',
+			displayOptions: showOptionFor(['generate']),
+		},
+		{
+			displayName: 'Status Checks per Second',
+			name: 'statusChecksPerSecond',
+			type: 'number',
+			default: DEFAULT_STATUS_CHECKS_PER_SECOND,
+			typeOptions: { minValue: 0.1, maxValue: MAX_STATUS_CHECKS_PER_SECOND, numberPrecision: 1 },
+			description:
+				"The most status checks the run sends per second, for all its videos together: many videos are checked one after another, spread out, so a big run stays under the gateway's rate limit",
+			displayOptions: showOptionFor(['generate']),
+		},
 	]),
 ];

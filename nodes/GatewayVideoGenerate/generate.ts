@@ -18,13 +18,16 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { asNodeError, errorItem } from '../shared/edge';
 import { GatewayError } from '../shared/errors';
 import { createLimiter, getConcurrency, prepareItems } from '../shared/itemRunner';
+import { BUDGET_PACE, SendPace } from '../shared/pace';
 import { GatewayClient } from '../shared/transport';
 import { realClock } from '../shared/timing';
 import type { Clock } from '../shared/timing';
 import { TaskPoller } from './poller';
-import { readOutputInput, readSubmitInput, readWaitInput } from './request';
+import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';
-import type { TaskRecord } from './task';
+import { VideoProgress } from './progress';
+import { mergeRecords } from './task';
+import type { SubmittedTask, TaskRecord } from './task';
 import { downloadVideo, mayHaveCreatedTask, outcomeError, pollStatus, submitTask, videoItem } from './taskApi';
 
 export interface VideoRuntime {
@@ -34,7 +37,8 @@ export interface VideoRuntime {
 
 export const defaultRuntime: VideoRuntime = { clock: realClock };
 
-type GenerateInput = SubmitInput & WaitInput & OutputInput;
+/** One item: what to submit, or the task it already has (Resume Task ID: a retried run pays nothing twice). */
+type GenerateInput = WaitInput & OutputInput & ({ submit: SubmitInput; resumeTaskId?: undefined } | { submit?: undefined; resumeTaskId: string });
 
 /** One submitted task, as errors list it (in their description and their data). */
 export interface ListedTask extends IDataObject {
@@ -70,16 +74,21 @@ export function otherTasksText(tasks: ListedTask[], failedItem: number | undefin
 }
 
 export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = defaultRuntime): Promise<INodeExecutionData[][]> {
-	const prepared = await prepareItems<GenerateInput>(ctx, (itemIndex) => ({
-		...readSubmitInput(ctx, itemIndex),
-		...readWaitInput(ctx, itemIndex),
-		...readOutputInput(ctx, itemIndex),
-	}));
+	const prepared = await prepareItems<GenerateInput>(ctx, async (itemIndex) => {
+		const resumeTaskId = readResumeTaskId(ctx, itemIndex);
+		const wait = { ...readWaitInput(ctx, itemIndex), ...readOutputInput(ctx, itemIndex) };
+		return resumeTaskId !== undefined ? { ...wait, resumeTaskId } : { ...wait, submit: await readSubmitInput(ctx, itemIndex) };
+	});
 	const outputs = new Map<number, INodeExecutionData[]>();
 	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), entry.error, entry.itemIndex)]);
 	const valid = prepared.filter((entry) => !entry.error);
 	if (valid.length > 0) await generateAll(ctx, runtime, valid as Array<{ itemIndex: number; input: GenerateInput }>, outputs);
 	return [prepared.flatMap(({ itemIndex }) => outputs.get(itemIndex) ?? [])];
+}
+
+/** A task an earlier run already paid for: waited on and downloaded, never submitted again. */
+function resumedTask(taskId: string): SubmittedTask {
+	return { task_id: taskId, status: 'UNKNOWN' };
 }
 
 function executionIdOf(ctx: IExecuteFunctions): string | undefined {
@@ -101,14 +110,25 @@ async function generateAll(
 	const continueOnFail = ctx.continueOnFail();
 	const limit = createLimiter(getConcurrency(ctx));
 	const itemOfTask = new Map<string, number>();
+	const statusBudget = new SendPace(runtime.clock, BUDGET_PACE, readStatusBudget(ctx));
 	const poller = new TaskPoller({
 		clock: runtime.clock,
 		signal: client.cancelSignal,
 		limit,
-		poll: async (taskId, remainingMs) => await pollStatus(client, taskId, itemOfTask.get(taskId) ?? 0, remainingMs),
+		poll: async (taskId, remainingMs) => {
+			const item = itemOfTask.get(taskId);
+			const answer = await pollStatus(client, taskId, item ?? 0, remainingMs, statusBudget);
+			const known = item === undefined ? undefined : tasks.get(item);
+			if ('task' in answer && known && item !== undefined) {
+				tasks.set(item, mergeRecords(known, answer.task));
+				progress.update();
+			}
+			return answer;
+		},
 	});
 	/** The latest known state of every submitted task, by item. */
 	const tasks = new Map<number, TaskRecord>();
+	const progress = new VideoProgress(ctx, tasks, items.length);
 	/** Items whose submit failed in a way that may have created a task anyway. */
 	const unconfirmed: number[] = [];
 	/** Items never submitted because the run stopped first. */
@@ -118,28 +138,33 @@ async function generateAll(
 	const halted = () => firstFailure !== undefined || cancelled();
 
 	const runItem = async ({ itemIndex, input }: { itemIndex: number; input: GenerateInput }): Promise<INodeExecutionData> => {
-		const submitted = await limit(async () => {
+		const submitted = input.submit === undefined ? resumedTask(input.resumeTaskId) : await submitItem(itemIndex, input.submit);
+		const { model, ...record } = submitted;
+		itemOfTask.set(record.task_id, itemIndex);
+		tasks.set(itemIndex, record);
+		progress.update();
+		const outcome = await poller.watch(record, input);
+		tasks.set(itemIndex, outcome.record);
+		progress.update();
+		if (outcome.kind !== 'success') throw outcomeError(outcome, itemIndex);
+		const extra = { model: model ?? input.submit?.fields.model ?? null };
+		if (!input.binaryPropertyName) return videoItem(outcome.record, extra);
+		const binary = await limit(async () => await downloadVideo(ctx, client, outcome.record, itemIndex));
+		return videoItem(outcome.record, extra, input.binaryPropertyName, binary);
+	};
+
+	const submitItem = async (itemIndex: number, submit: SubmitInput): Promise<SubmittedTask> =>
+		await limit(async () => {
 			// Nothing more is paid for once the run is failing or cancelled.
 			if (halted()) {
 				notSubmitted.push(itemIndex);
 				throw new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
 			}
-			return await submitTask(ctx, client, input.body, itemIndex).catch(async (error: unknown) => {
+			return await submitTask(ctx, client, submit.body, itemIndex).catch(async (error: unknown) => {
 				if (mayHaveCreatedTask(error)) unconfirmed.push(itemIndex);
 				return await Promise.reject(error);
 			});
 		});
-		const { model, ...record } = submitted;
-		itemOfTask.set(record.task_id, itemIndex);
-		tasks.set(itemIndex, record);
-		const outcome = await poller.watch(record, input);
-		tasks.set(itemIndex, outcome.record);
-		if (outcome.kind !== 'success') throw outcomeError(outcome, itemIndex);
-		const extra = { model: model ?? input.fields.model };
-		if (!input.binaryPropertyName) return videoItem(outcome.record, extra);
-		const binary = await limit(async () => await downloadVideo(ctx, client, outcome.record, itemIndex));
-		return videoItem(outcome.record, extra, input.binaryPropertyName, binary);
-	};
 
 	await Promise.all(
 		items.map(async (entry) => {

@@ -5,8 +5,9 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { attachmentType, formatSize } from '../shared/attachments';
 import { requestBody } from '../shared/body';
-import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, requireText } from '../shared/validate';
+import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/validate';
 
 export const DEFAULT_VIDEO_MODEL = 'video-2-0-fast-260128';
 /** The interface document (docs/gateway-interface.md) asks for 5 to 10 seconds between polls; faster is refused. */
@@ -14,6 +15,9 @@ export const MIN_POLL_INTERVAL_SECONDS = 5;
 export const MAX_POLL_INTERVAL_SECONDS = 600;
 export const DEFAULT_MAX_WAIT_SECONDS = 900;
 export const MAX_WAIT_LIMIT_SECONDS = 86_400;
+/** Status checks per second of one run: 200 videos are checked 10 a second, not 200 at once. */
+export const DEFAULT_STATUS_CHECKS_PER_SECOND = 10;
+export const MAX_STATUS_CHECKS_PER_SECOND = 1000;
 
 export const VIDEO_PATH = '/v1/video/generations';
 
@@ -28,11 +32,71 @@ export interface VideoFields {
 	seconds: string;
 	/** `<width>x<height>`. */
 	size: string;
+	/** A first frame: a link as given, or a Base64 data URL; undefined (not sent) when neither option is set. */
+	image?: string;
 }
 
 /** The submit body (2.3): extra fields first, so the node's own fields win. */
 export function buildSubmitBody(fields: VideoFields, extraBody: IDataObject = {}): IDataObject {
-	return requestBody(extraBody, { model: fields.model, prompt: fields.prompt, seconds: fields.seconds, size: fields.size });
+	return requestBody(extraBody, { model: fields.model, prompt: fields.prompt, seconds: fields.seconds, size: fields.size, image: fields.image });
+}
+
+/** A first frame in the input item's binary data: at most this big (what image-to-video models commonly take). */
+export const MAX_FIRST_FRAME_BYTES = 10 * 1024 * 1024;
+const IMAGE_URL_FIELD = 'Image URL';
+const IMAGE_BINARY_FIELD = 'Image From Binary Field';
+
+/** Image URL: an http(s) link, or a data URL of an image, sent as given. */
+export function checkImageUrl(link: string): boolean {
+	if (/^data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+$/i.test(link)) return true;
+	try {
+		const url = new URL(link);
+		return /^https?:$/.test(url.protocol) && url.hostname !== '' && !/\s/.test(link);
+	} catch {
+		return false;
+	}
+}
+
+/** The binary image as `data:<type from its bytes>;base64,…`. */
+async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<string> {
+	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
+	if (!binary[property]) {
+		const has = Object.keys(binary);
+		throw fieldError(
+			ctx,
+			itemIndex,
+			IMAGE_BINARY_FIELD,
+			`names the binary field "${property}", which this item does not have (${has.length ? `it has: ${has.join(', ')}` : 'it has no binary data at all'})`,
+			'Use a name shown in the Binary tab of the input panel, e.g. data.',
+		);
+	}
+	ctx.helpers.assertBinaryData(itemIndex, property);
+	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	const type = attachmentType(bytes);
+	if (type?.kind !== 'image') {
+		const what = type ? type.mimeType : bytes.length === 0 ? 'an empty file' : 'no image';
+		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" holds ${what}: the first frame must be a PNG, JPEG, GIF or WebP image`, 'The type is read from the file itself, not from its name.');
+	}
+	if (bytes.length > MAX_FIRST_FRAME_BYTES) {
+		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(bytes.length)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
+	}
+	return `data:${type.mimeType};base64,${bytes.toString('base64')}`;
+}
+
+/** The first frame from Image URL or Image From Binary Field (both set is refused); undefined for neither. */
+export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number): Promise<string | undefined> {
+	const link = readText(ctx, itemIndex, 'options.imageUrl', IMAGE_URL_FIELD);
+	const property = readText(ctx, itemIndex, 'options.imageBinaryProperty', IMAGE_BINARY_FIELD);
+	if (link !== '' && property !== '') {
+		throw fieldError(ctx, itemIndex, IMAGE_URL_FIELD, `and "${IMAGE_BINARY_FIELD}" are both set; the video takes one first frame`, 'Remove one of the two options.');
+	}
+	if (link !== '') {
+		if (!checkImageUrl(link)) {
+			throw fieldError(ctx, itemIndex, IMAGE_URL_FIELD, `must be an http(s) link or a data URL of an image, not "${link.slice(0, 60)}"`, 'For example https://example.com/first-frame.png.');
+		}
+		return link;
+	}
+	return property !== '' ? await binaryImage(ctx, itemIndex, property) : undefined;
 }
 
 /** `1280x720` (also `1280 X 720`) -> `1280x720`; undefined when it is not a size. */
@@ -47,7 +111,7 @@ export interface SubmitInput {
 	body: IDataObject;
 }
 
-export function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number): SubmitInput {
+export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number): Promise<SubmitInput> {
 	const model = readModelId(ctx, itemIndex);
 	const prompt = requireText(ctx, itemIndex, 'prompt', 'Prompt', 'Describe the video to generate.');
 	const seconds = String(readInteger(ctx, itemIndex, ctx.getNodeParameter('seconds', itemIndex, ''), 'Seconds', { min: 1 }));
@@ -55,8 +119,10 @@ export function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number): Subm
 	if (size === undefined) {
 		throw fieldError(ctx, itemIndex, 'Size', 'must have the form <width>x<height>', 'For example 1280x720 (landscape) or 720x1280 (portrait).');
 	}
-	const fields: VideoFields = { model, prompt, seconds, size };
-	return { fields, body: buildSubmitBody(fields, readExtraBody(ctx, itemIndex)) };
+	const extraBody = readExtraBody(ctx, itemIndex);
+	const image = await readFirstFrame(ctx, itemIndex);
+	const fields: VideoFields = image === undefined ? { model, prompt, seconds, size } : { model, prompt, seconds, size, image };
+	return { fields, body: buildSubmitBody(fields, extraBody) };
 }
 
 export interface WaitInput {
@@ -86,6 +152,25 @@ export function readWaitInput(ctx: IExecuteFunctions, itemIndex: number): WaitIn
 		);
 	}
 	return { intervalMs: Math.round(interval * 1000), maxWaitMs: Math.round(maxWait * 1000) };
+}
+
+/**
+ * Generate's `options.resumeTaskId`: the task an earlier run already submitted for this item
+ * (e.g. `{{ $json.task_id }}` from the failed run's output). Set, the item is waited on and
+ * downloaded instead of submitted; empty, it is submitted as usual.
+ */
+export function readResumeTaskId(ctx: IExecuteFunctions, itemIndex: number): string | undefined {
+	const taskId = readText(ctx, itemIndex, 'options.resumeTaskId', 'Resume Task ID');
+	return taskId === '' ? undefined : taskId;
+}
+
+/** `options.statusChecksPerSecond`, the run's budget (read from the first item: it is the run's, not an item's). */
+export function readStatusBudget(ctx: IExecuteFunctions): number {
+	const value = Number(ctx.getNodeParameter('options.statusChecksPerSecond', 0, DEFAULT_STATUS_CHECKS_PER_SECOND));
+	if (!Number.isFinite(value) || value <= 0 || value > MAX_STATUS_CHECKS_PER_SECOND) {
+		throw fieldError(ctx, 0, 'Status Checks per Second', `must be a number above 0 and at most ${MAX_STATUS_CHECKS_PER_SECOND}, not ${String(value)}`);
+	}
+	return value;
 }
 
 export interface OutputInput {

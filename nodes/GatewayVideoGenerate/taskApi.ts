@@ -10,6 +10,7 @@ import { downloadToBinary } from '../shared/binary';
 import type { FileType } from '../shared/binary';
 import { GatewayError, missingResultError, withFields } from '../shared/errors';
 import type { GatewayErrorKind } from '../shared/errors';
+import type { SendPace } from '../shared/pace';
 import type { GatewayClient } from '../shared/transport';
 import { isPassingPollFailure } from './pollDecision';
 import type { PollAnswer, TaskOutcome } from './pollDecision';
@@ -130,12 +131,14 @@ function statusFailure(error: unknown, taskId: string): unknown {
  * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
  * forever ends with Max Wait), and whether its failure is a passing one.
  */
-export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, remainingMs: number): Promise<PollAnswer> {
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, remainingMs: number, budget?: SendPace): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
 			path: statusPath(taskId),
 			itemIndex,
+			// Many tasks' checks are spread out, within the run's budget of status checks per second.
+			pace: budget,
 			retry: false,
 			deadlineMs: STATUS_DEADLINE_MS,
 			notAfter: Date.now() + Math.max(1, remainingMs),

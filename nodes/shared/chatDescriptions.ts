@@ -108,3 +108,59 @@ export const includeRawResponseOption: INodeProperties = {
 	default: false,
 	description: 'Whether to add the whole gateway answer as `rawResponse` (for a stream: the answer rebuilt from its events)',
 };
+
+// Files in, JSON out: the options Gateway Chat and Gateway Messages share. Each node passes its
+// wire form, so every description names the gateway field the value becomes.
+
+/** `options.binaryAttachments`: binary fields of the input item, into the last User message. */
+export function binaryAttachmentsOption(wireForm: string, limits: string): INodeProperties {
+	return {
+		displayName: 'Binary Attachments',
+		name: 'binaryAttachments',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. data, invoice',
+		description: `Binary fields of the input item to send with the last User message, comma-separated: PNG, JPEG, GIF and WebP images and PDF documents (${wireForm}). The type is read from each file's bytes.`,
+		hint: `${limits} Anything else is refused before sending.`,
+	};
+}
+
+/** `options.urlAttachments`: image links, sent as given; the gateway fetches them. */
+export function urlAttachmentsOption(wireForm: string): INodeProperties {
+	return {
+		displayName: 'Image URLs',
+		name: 'urlAttachments',
+		type: 'string',
+		typeOptions: { rows: 2 },
+		default: '',
+		placeholder: 'e.g. https://example.com/photo.jpg',
+		description: `Links to images to send with the last User message, one per line or comma-separated (${wireForm}). They are sent as given: the gateway fetches them.`,
+	};
+}
+
+/** `options.responseFormat`: text, or a JSON answer parsed into `json.data`. */
+export function responseFormatOption(wireForm: string): INodeProperties {
+	return {
+		displayName: 'Response Format',
+		name: 'responseFormat',
+		type: 'options',
+		options: [
+			{ name: 'JSON Object', value: 'jsonObject', description: 'Any JSON object, parsed into the `data` output field' },
+			{ name: 'JSON Schema', value: 'jsonSchema', description: 'A JSON object that follows the Response JSON Schema option, parsed into `data`' },
+			{ name: 'Text', value: 'text', description: 'The answer as it is written' },
+		],
+		default: 'text',
+		description: `Whether to ask for the answer as JSON (${wireForm}). The parsed JSON is in the \`data\` output field, streamed or not.`,
+		hint: 'An answer that is not JSON is an error that quotes its start',
+	};
+}
+
+export const jsonSchemaOption: INodeProperties = {
+	displayName: 'Response JSON Schema',
+	name: 'jsonSchema',
+	type: 'json',
+	default: '{\n  "type": "object",\n  "properties": {\n    "summary": { "type": "string" }\n  },\n  "required": ["summary"],\n  "additionalProperties": false\n}',
+	displayOptions: { show: { responseFormat: ['jsonSchema'] } },
+	description: 'The JSON Schema the answer must follow, as a JSON object',
+};
+

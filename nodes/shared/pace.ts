@@ -23,9 +23,18 @@ export interface PaceTuning {
 	cutGuardMs: number;
 	/** The window "what got through" is counted over. */
 	windowMs: number;
+	/** Gaps are this much longer than 1/pace: a budget holds at the server too, whatever the network's jitter. */
+	gapMargin: number;
 }
 
-export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000 };
+export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000, gapMargin: 1 };
+
+/**
+ * A fixed budget of requests per second (e.g. status checks), kept with a margin of 10 %: what
+ * leaves evenly spaced may reach the server bunched up (a new connection here, a reused one
+ * there), and the budget must hold there too.
+ */
+export const BUDGET_PACE: PaceTuning = { ...DEFAULT_PACE, gapMargin: 1.1 };
 
 /** Sends within the window that make a burst worth measuring when none got through yet. */
 const BURST = 4;
@@ -33,8 +42,13 @@ const BURST = 4;
 export class SendPace {
 	/** Requests per second; Infinity until the gateway first says 429. */
 	private perSecond = Number.POSITIVE_INFINITY;
-	/** When the next request may go out. */
-	private nextSlot = 0;
+	/** When the last paced request went out. */
+	private lastRelease = Number.NEGATIVE_INFINITY;
+	/**
+	 * Waiting requests, one after another: each one's gap is computed when its turn comes, with the
+	 * pace as it is then, so a cut slows down the requests already waiting too.
+	 */
+	private turn: Promise<void> = Promise.resolve();
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
@@ -68,14 +82,20 @@ export class SendPace {
 		await this.gate.wait(signal);
 		this.firstSend ??= this.clock.now();
 		if (Number.isFinite(this.perSecond)) {
-			const now = this.clock.now();
-			const slot = Math.max(now, this.nextSlot);
-			this.nextSlot = slot + 1000 / this.perSecond;
-			if (slot > now) await this.clock.sleep(slot - now, signal);
+			const mine = this.turn.then(async () => await this.spaceOut(signal));
+			this.turn = mine.catch(() => undefined);
+			await mine;
 		}
 		const sent = this.clock.now();
 		this.sends.push(sent);
 		this.trim(sent);
+	}
+
+	private async spaceOut(signal?: AbortSignal): Promise<void> {
+		const due = this.lastRelease + (1000 / this.perSecond) * this.tuning.gapMargin;
+		const now = this.clock.now();
+		if (due > now) await this.clock.sleep(due - now, signal);
+		this.lastRelease = this.clock.now();
 	}
 
 	/** An answer that was not a 429: the pace climbs back a little. */
@@ -108,7 +128,7 @@ export class SendPace {
 			if (this.sends.length < BURST || sentAt < this.lastCut) return Number.isFinite(this.perSecond);
 			this.lastCut = now;
 			this.perSecond = Math.max(this.tuning.minPerSecond, Math.min(this.perSecond, (this.sends.length * 1000) / this.tuning.windowMs / 2));
-			this.nextSlot = Math.max(this.nextSlot, now + 1000 / this.perSecond);
+			this.lastRelease = Math.max(this.lastRelease, now);
 			return true;
 		}
 		// Per second, over the part of the window the run has lasted.
@@ -118,7 +138,7 @@ export class SendPace {
 		const cutAgain = sentAt >= this.lastCut ? this.perSecond * this.tuning.decrease : this.perSecond;
 		this.lastCut = now;
 		this.perSecond = Math.max(this.tuning.minPerSecond, Math.min(cutAgain, admitted * this.tuning.decrease));
-		this.nextSlot = Math.max(this.nextSlot, now + 1000 / this.perSecond);
+		this.lastRelease = Math.max(this.lastRelease, now);
 		return true;
 	}
 

@@ -90,6 +90,15 @@ function prepareUserFolder({ runtime, packageDir = REPO_ROOT, userFolder } = {})
 	return { userFolder, n8nFolder, packageCopy };
 }
 
+/** A user folder prepareUserFolder made earlier, used as it is (for a restart or a second process). */
+function reuseUserFolder(userFolder) {
+	userFolder = path.resolve(userFolder || '');
+	if (!fs.existsSync(path.join(userFolder, USER_FOLDER_MARK))) {
+		throw new Error(`${userFolder} is not an n8n user folder made by ${__filename}`);
+	}
+	return { userFolder, n8nFolder: path.join(userFolder, '.n8n'), packageCopy: path.join(userFolder, '.n8n', 'nodes', 'node_modules', PACKAGE_NAME) };
+}
+
 /**
  * The environment of every n8n command on `userFolder`; ports are per run so runs can overlap.
  * `runtime.env` (what this n8n version needs, from runtime.js) comes before the caller's `env`.
@@ -378,6 +387,8 @@ function waitForHttp(url, timeoutMs, isAlive) {
  * Starts n8n as a server (editor UI + REST) on 127.0.0.1, for `npm run dev`-style use and
  * screenshots. Credentials and workflows are imported first. `owner` ({ email, firstName, lastName,
  * password }) creates the instance owner, so the UI opens signed in with the returned `cookie`.
+ * `existingUserFolder: true` restarts on a folder an earlier call made (nothing wiped; `owner`
+ * signs in). `logFile`: where n8n's output goes (default <userFolder>/n8n.log, appended).
  * @returns {Promise<{ url: string, cookie?: string, userFolder: string, logFile: string, exited: Promise<object>, stop(): Promise<void> }>}
  */
 async function startServer({
@@ -389,13 +400,17 @@ async function startServer({
 	userFolder,
 	port,
 	owner,
+	existingUserFolder = false,
+	logFile,
 	log = defaultLog,
 }) {
-	const prepared = prepareUserFolder({ runtime, packageDir, userFolder });
+	// existingUserFolder: a restart on a folder an earlier startServer made (its database, key,
+	// package and owner kept); `owner` then signs in instead of setting the owner up.
+	const prepared = existingUserFolder ? reuseUserFolder(userFolder) : prepareUserFolder({ runtime, packageDir, userFolder });
 	const ports = { n8n: port || (await freePort()), broker: await freePort() };
 	const fullEnv = n8nEnv({ userFolder: prepared.userFolder, ports, runtime, env });
 	delete fullEnv.EXTERNAL_HOOK_FILES;
-	const logFile = path.join(prepared.userFolder, 'n8n.log');
+	logFile = logFile || path.join(prepared.userFolder, 'n8n.log');
 	await importData({ runtime, env: fullEnv, credentials, workflows, logFile, log });
 	const out = fs.openSync(logFile, 'a');
 	const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'start'], { cwd: prepared.userFolder, env: fullEnv, stdio: ['ignore', out, out] });
@@ -421,13 +436,16 @@ async function startServer({
 	if (owner) {
 		// n8n 1.x reports ready once its database is migrated, before the REST routes exist: a 404
 		// there means "not yet".
+		const [route, body, what] = existingUserFolder
+			? ['/rest/login', { emailOrLdapLoginId: owner.email, password: owner.password }, 'sign-in']
+			: ['/rest/owner/setup', owner, 'owner setup'];
 		const deadline = Date.now() + 60000;
 		let res;
 		for (;;) {
-			res = await fetch(`${url}/rest/owner/setup`, {
+			res = await fetch(`${url}${route}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
-				body: JSON.stringify(owner),
+				body: JSON.stringify(body),
 			});
 			if (res.status !== 404 || Date.now() > deadline || !alive) break;
 			await res.arrayBuffer();
@@ -435,7 +453,7 @@ async function startServer({
 		}
 		if (!res.ok) {
 			child.kill('SIGKILL');
-			throw new Error(`owner setup failed: HTTP ${res.status} ${await res.text()}`);
+			throw new Error(`${what} failed: HTTP ${res.status} ${await res.text()}`);
 		}
 		cookie = (res.headers.get('set-cookie') || '').split(';')[0];
 	}
@@ -456,7 +474,63 @@ async function startServer({
 	};
 }
 
-module.exports = { runWorkflows, prepareUserFolder, importData, n8nEnv, startServer, freePort };
+/**
+ * Starts `n8n worker` (queue mode) beside a server that startServer started: on the same user
+ * folder, so it shares the database, the encryption key and our installed package. `env` must
+ * carry the server's queue settings (EXECUTIONS_MODE=queue, QUEUE_BULL_REDIS_*, the binary data
+ * mode). The worker gets its own task-runner broker port and health port (the defaults would clash
+ * with the server's) and counts as ready when its health server answers /healthz/readiness.
+ * @returns {Promise<{ healthUrl: string, logFile: string, exited: Promise<object>, stop(): Promise<void> }>}
+ */
+async function startWorker({ runtime, userFolder, env = {}, concurrency = 10, logFile, log = defaultLog }) {
+	const prepared = reuseUserFolder(userFolder);
+	const ports = { n8n: await freePort(), broker: await freePort(), health: await freePort() };
+	const fullEnv = n8nEnv({
+		userFolder: prepared.userFolder,
+		ports,
+		runtime,
+		env: { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(ports.health), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1', ...env },
+	});
+	delete fullEnv.EXTERNAL_HOOK_FILES;
+	logFile = logFile || path.join(prepared.userFolder, 'n8n-worker.log');
+	const out = fs.openSync(logFile, 'a');
+	const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'worker', `--concurrency=${concurrency}`], {
+		cwd: prepared.userFolder,
+		env: fullEnv,
+		stdio: ['ignore', out, out],
+	});
+	fs.closeSync(out);
+	let alive = true;
+	const exited = new Promise((resolve) =>
+		child.on('exit', (code, signal) => {
+			alive = false;
+			resolve({ code, signal });
+		}),
+	);
+	const healthUrl = `http://127.0.0.1:${ports.health}/healthz`;
+	try {
+		await waitForHttp(`${healthUrl}/readiness`, 120000, () => alive);
+	} catch (err) {
+		child.kill('SIGKILL');
+		throw new Error(`n8n worker: ${err.message}\n--- ${logFile} ---\n${tail(logFile)}`);
+	}
+	log(`n8n ${runtime.version} worker ready (health ${healthUrl}, log ${logFile})`);
+	return {
+		healthUrl,
+		logFile,
+		exited,
+		/** SIGTERM: n8n lets running jobs finish for N8N_GRACEFUL_SHUTDOWN_TIMEOUT (30 s) first. */
+		async stop() {
+			if (!alive) return;
+			child.kill('SIGTERM');
+			const force = setTimeout(() => child.kill('SIGKILL'), 40000);
+			await exited;
+			clearTimeout(force);
+		},
+	};
+}
+
+module.exports = { runWorkflows, prepareUserFolder, importData, n8nEnv, startServer, startWorker, freePort };
 
 if (require.main === module) {
 	(async () => {

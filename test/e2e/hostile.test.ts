@@ -177,7 +177,8 @@ describeWorkflow('mgwHostile0019', 'a video link that is text served as video', 
 	});
 });
 
-describe('after the whole batch: the keys are nowhere n8n keeps things', () => {
+// Only when the hostile workflows ran (E2E_ONLY may leave them out).
+describeWorkflow('mgwHostile0001', 'after the whole batch: the keys are nowhere n8n keeps things', () => {
 	/** Every file of the n8n user folder: its log, its SQLite database (and journal), stored run data. */
 	function files(dir: string): string[] {
 		return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -1,20 +1,31 @@
 'use strict';
-// Bearer-key check done before any /v1 or /plants handler runs. Key prefixes pick the outcome
-// so tests can provoke each answer without configuring anything:
-//   sk-invalid...  -> 401 invalid_api_key      sk-noquota... -> 403 insufficient_user_quota
-//   any other sk-<secret> is accepted. Only `Authorization: Bearer` counts: the interface
-//   document names no other header, so a client sending x-api-key alone is refused (401).
+// Key check done before any /v1 or /plants handler runs. Key prefixes pick the outcome so tests
+// can provoke each answer without configuring anything:
+//   sk-invalid...   -> 401 invalid_api_key      sk-noquota... -> 403 insufficient_user_quota
+//   sk-nomodels...  -> accepted, but this gateway has no model list (GET /v1/models answers 404)
+//   any other sk-<secret> is accepted. `Authorization: Bearer` is the header the interface
+//   document names; `x-api-key` alone counts only on /v1/messages and only with the gateway's
+//   `acceptXApiKey` option (native-format servers take it), otherwise it is refused (401).
 const { relayError } = require('./errors');
 
 const BEARER = /^bearer\s+(\S+)$/i;
 
+/** The key the request presents, and the header it came in; '' when there is none. */
+function presentedKey(ctx) {
+	const header = (ctx.req.headers.authorization ?? '').trim();
+	if (header) return { key: BEARER.exec(header)?.[1] ?? '', via: 'authorization' };
+	const apiKey = ctx.req.headers['x-api-key'];
+	const text = typeof apiKey === 'string' ? apiKey.trim() : '';
+	if (text && ctx.gw.options.acceptXApiKey && ctx.path === '/v1/messages') return { key: text, via: 'x-api-key' };
+	return { key: '', via: '' };
+}
+
 /** Throws a GatewayError unless the request carries an acceptable key. */
 function authenticate(ctx) {
-	const header = (ctx.req.headers.authorization ?? '').trim();
-	if (!header) {
+	const { key, via } = presentedKey(ctx);
+	if (!via) {
 		throw relayError(ctx, 401, 'Token not provided', { nativeType: 'authentication_error', withRequestId: true });
 	}
-	const key = BEARER.exec(header)?.[1] ?? '';
 	if (!/^sk-\S+$/.test(key) || key.startsWith('sk-invalid')) {
 		throw relayError(ctx, 401, 'Invalid token', {
 			code: 'invalid_api_key',
@@ -28,6 +39,10 @@ function authenticate(ctx) {
 			nativeType: 'permission_error',
 		});
 	}
+	ctx.key = key;
 }
 
-module.exports = { authenticate };
+/** Whether the authenticated key is one whose gateway has no model list (`sk-nomodels…`). */
+const hasNoModelList = (ctx) => typeof ctx.key === 'string' && ctx.key.startsWith('sk-nomodels');
+
+module.exports = { authenticate, hasNoModelList };

@@ -6,10 +6,12 @@
 const { sendJson } = require('./http');
 const { invalidRequest } = require('./errors');
 const { requireModel } = require('./models');
-const { rateLimitOnce } = require('./magic');
+const { has, rateLimitOnce, streamContentType } = require('./magic');
 const { countTokens, splitPieces, applyStop, contentText, fitOutput } = require('./reply');
 const { dataFrame, magicInterrupt, streamFrames } = require('./sse');
-const { randomHex, unixNow } = require('./util');
+const { BoundedMap, randomHex, unixNow } = require('./util');
+const { attachmentSummary, messageAttachments } = require('./attachments');
+const { jsonAnswer, NOT_JSON_ANSWER } = require('./json-answer');
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'];
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
@@ -64,9 +66,31 @@ function stopsOf(ctx, stop) {
 	return stops;
 }
 
+/** `response_format`: null for text, else { type, schema } (json_schema needs a name and a schema object). */
+function responseFormatOf(ctx, format) {
+	if (format === undefined || format === null) return null;
+	const type = format?.type;
+	if (!['text', 'json_object', 'json_schema'].includes(type)) {
+		throw invalidRequest(ctx, "response_format.type must be one of 'text', 'json_object', 'json_schema'", { param: 'response_format.type' });
+	}
+	if (type === 'text') return null;
+	if (type === 'json_object') return { type, schema: null };
+	const spec = format.json_schema;
+	if (typeof spec?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name)) {
+		throw invalidRequest(ctx, 'response_format.json_schema.name must be 1-64 letters, digits, _ or -', { param: 'response_format.json_schema.name' });
+	}
+	if (!spec.schema || typeof spec.schema !== 'object' || Array.isArray(spec.schema)) {
+		throw invalidRequest(ctx, 'response_format.json_schema.schema must be a JSON Schema object', { param: 'response_format.json_schema.schema' });
+	}
+	return { type, schema: spec.schema };
+}
+
 function validate(ctx, body) {
 	const model = requireModel(ctx, body.model, 'chat');
 	validateMessages(ctx, body.messages);
+	// Decodes and checks every image and PDF part; describes those of the last user message.
+	const attachments = messageAttachments(ctx, body.messages, 'chat');
+	const responseFormat = responseFormatOf(ctx, body.response_format);
 	if (body.stream !== undefined && typeof body.stream !== 'boolean') {
 		throw invalidRequest(ctx, 'stream must be a boolean', { param: 'stream' });
 	}
@@ -81,7 +105,7 @@ function validate(ctx, body) {
 	if (body.tools !== undefined && (!Array.isArray(body.tools) || !body.tools.every((t) => typeof t?.function?.name === 'string'))) {
 		throw invalidRequest(ctx, 'tools must be an array of {type:"function", function:{name, parameters}}', { param: 'tools' });
 	}
-	return { model, maxTokens: maxTokensOf(ctx, body, model), stops: stopsOf(ctx, body.stop) };
+	return { model, maxTokens: maxTokensOf(ctx, body, model), stops: stopsOf(ctx, body.stop), attachments, responseFormat };
 }
 
 const CALL_WORD = /\[call:([A-Za-z0-9_-]+)\s*/g;
@@ -126,6 +150,73 @@ function requestedToolCalls(ctx, body) {
 	return calls;
 }
 
+/** The tool calls this gateway answered with, by id: what a later request must bring back unchanged. */
+function issuedCalls(gw) {
+	gw.issuedToolCalls ??= new BoundedMap(20000);
+	return gw.issuedToolCalls;
+}
+
+/**
+ * Whether returned arguments keep every issued argument unchanged. Extra keys are allowed: n8n's
+ * AI Agent adds the call's `id` to the arguments when it sends a call back.
+ */
+function keepsArguments(issuedText, returnedText) {
+	let issued;
+	let returned;
+	try {
+		issued = JSON.parse(issuedText);
+		returned = JSON.parse(returnedText);
+	} catch {
+		return false;
+	}
+	if (!returned || typeof returned !== 'object' || Array.isArray(returned)) return false;
+	return Object.entries(issued).every(([key, value]) => JSON.stringify(returned[key]) === JSON.stringify(value));
+}
+
+function rememberCalls(ctx, calls) {
+	for (const call of calls) issuedCalls(ctx.gw).set(call.id, { name: call.function.name, arguments: call.function.arguments });
+}
+
+/**
+ * Keeps the tool round trip honest, as the real API does: every `tool` message answers a call of
+ * the assistant message before it, every call of an assistant message is answered before the
+ * conversation goes on, and a call carrying an id this gateway issued comes back as it was issued
+ * (same tool, its arguments unchanged). Each broken rule is a 400 naming the id.
+ */
+function checkToolRoundTrip(ctx, messages) {
+	let open = null; // ids of the last assistant message's calls still waiting for their result
+	const unanswered = () => {
+		if (open?.size) {
+			throw invalidRequest(
+				ctx,
+				`An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`,
+				{ param: 'messages' },
+			);
+		}
+	};
+	messages.forEach((m, i) => {
+		if (m.role === 'tool') {
+			if (!open?.has(m.tool_call_id)) {
+				throw invalidRequest(ctx, `messages[${i}]: a message with role 'tool' must be a response to a preceding message with 'tool_calls' (no open call ${m.tool_call_id})`, { param: `messages[${i}].tool_call_id` });
+			}
+			open.delete(m.tool_call_id);
+			return;
+		}
+		unanswered();
+		open = null;
+		if (m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return;
+		open = new Set();
+		for (const call of m.tool_calls) {
+			const issued = issuedCalls(ctx.gw).get(call?.id);
+			if (issued && (issued.name !== call.function?.name || !keepsArguments(issued.arguments, call.function?.arguments))) {
+				throw invalidRequest(ctx, `messages[${i}].tool_calls: ${call.id} comes back changed (issued as ${issued.name} ${issued.arguments})`, { param: `messages[${i}].tool_calls` });
+			}
+			open.add(call?.id);
+		}
+	});
+	unanswered();
+}
+
 /** The results of the tool calls since the last user message, as "<tool>: <content>". */
 function toolResults(messages) {
 	const lastUser = messages.map((m) => m.role).lastIndexOf('user');
@@ -143,19 +234,27 @@ function promptTokensOf(messages) {
 }
 
 /** The deterministic answer: text, reasoning, finish reason and usage. */
-function compose(body, { model, maxTokens, stops }) {
+function compose(body, { model, maxTokens, stops, attachments = [], responseFormat = null }) {
 	const { messages } = body;
 	const system = messages
 		.filter((m) => m.role === 'system' || m.role === 'developer')
 		.map((m) => contentText(m.content))
 		.join(' ');
-	const lastUser = contentText([...messages].reverse().find((m) => m.role === 'user')?.content);
+	const userText = contentText([...messages].reverse().find((m) => m.role === 'user')?.content);
+	// What arrived with the last user message is named in the echo: type, size and a hash of the bytes.
+	const lastUser = [userText, attachmentSummary(attachments)].filter(Boolean).join(' ');
 	const effort = body.reasoning_effort;
 	const thinks = model.alwaysThinks || (effort !== undefined && effort !== 'none');
 	const reasoning = thinks ? `Reasoning with ${effort ?? 'adaptive'} effort about: ${lastUser}` : '';
 	const results = toolResults(messages);
 	const echo = results.length ? `Echo from ${model.id} with tool results: ${results.join(' | ')}` : `Echo from ${model.id}: ${lastUser}`;
-	const stopped = applyStop(`${system ? `[${system}] ` : ''}${echo}`, stops);
+	let reply = `${system ? `[${system}] ` : ''}${echo}`;
+	// JSON asked for: the answer is JSON (following the schema), unless `[not-json]` says otherwise.
+	if (responseFormat) {
+		const json = jsonAnswer(responseFormat.schema, { model: model.id, text: userText, attachments });
+		reply = has(userText, 'not-json') ? NOT_JSON_ANSWER : JSON.stringify(json);
+	}
+	const stopped = applyStop(reply, stops);
 	const out = fitOutput(reasoning, stopped.text, maxTokens);
 	const promptTokens = promptTokensOf(messages);
 	return {
@@ -181,6 +280,27 @@ const STREAM_ERROR = dataFrame({
 	},
 });
 
+/**
+ * `[stream-pace:MS]`: every frame of a streamed answer waits MS ms (at most 10 s) after the one
+ * before, as a model writes, so a test can see text arrive in pieces at the far end of n8n.
+ * The answer object is wrapped so each write reports done only after the pause.
+ */
+function pacedResponse(res, conversation) {
+	const m = /\[stream-pace:(\d{1,5})\]/.exec(conversation);
+	const ms = m ? Math.min(Number(m[1]), 10000) : 0;
+	if (ms === 0) return res;
+	return new Proxy(res, {
+		get(target, prop) {
+			if (prop === 'write') return (chunk, done) => target.write(chunk, (error) => setTimeout(() => done?.(error), ms).unref());
+			const value = Reflect.get(target, prop, target);
+			return typeof value === 'function' ? value.bind(target) : value;
+		},
+	});
+}
+
+/** The end mark; `[done-space]` sends it with a trailing space (`data: [DONE] `), as some relays do. */
+const doneFrame = (conversation) => dataFrame(has(conversation, 'done-space') ? '[DONE] ' : '[DONE]');
+
 function streamAnswer(ctx, head, answer, conversation) {
 	const chunk = (delta, finishReason = null) =>
 		dataFrame({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
@@ -192,26 +312,43 @@ function streamAnswer(ctx, head, answer, conversation) {
 		...textFrames,
 		chunk({}, answer.finishReason),
 		dataFrame({ ...head, choices: [], usage: answer.usage }),
-		dataFrame('[DONE]'),
+		doneFrame(conversation),
 	];
 	const interrupt = magicInterrupt(conversation, 1 + reasoningFrames.length, textFrames.length, STREAM_ERROR);
-	return streamFrames(ctx.res, frames, interrupt);
+	return streamFrames(pacedResponse(ctx.res, conversation), frames, interrupt, streamContentType(conversation));
+}
+
+/**
+ * `[tool-pieces]`: the calls streamed as the real API streams them: one call after the other, the
+ * first delta of each with its `index`, id, type, name and empty arguments, then its arguments in
+ * two pieces that carry only the `index`.
+ */
+function toolCallPieces(calls) {
+	const deltas = [{ role: 'assistant', content: null }];
+	calls.forEach((call, index) => {
+		const args = call.function.arguments;
+		const half = Math.ceil(args.length / 2);
+		deltas.push({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+		for (const piece of [args.slice(0, half), args.slice(half)]) if (piece) deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
+	});
+	return deltas;
 }
 
 /** An assistant turn that only calls tools, streamed or not. */
-function answerToolCalls(ctx, body, head, calls) {
+function answerToolCalls(ctx, body, head, calls, conversation) {
+	rememberCalls(ctx, calls);
 	const promptTokens = promptTokensOf(body.messages);
 	const completionTokens = calls.reduce((sum, c) => sum + 1 + countTokens(c.function.arguments), 0);
 	const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 	if (body.stream) {
 		const chunk = (delta, finishReason = null) =>
 			dataFrame({ ...head('chat.completion.chunk'), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
-		return streamFrames(ctx.res, [
-			chunk({ role: 'assistant', content: null, tool_calls: calls.map((call, index) => ({ index, ...call })) }),
+		return streamFrames(pacedResponse(ctx.res, conversation), [
+			...(has(conversation, 'tool-pieces') ? toolCallPieces(calls).map((delta) => chunk(delta)) : [chunk({ role: 'assistant', content: null, tool_calls: calls.map((call, index) => ({ index, ...call })) })]),
 			chunk({}, 'tool_calls'),
 			dataFrame({ ...head('chat.completion.chunk'), choices: [], usage }),
-			dataFrame('[DONE]'),
-		]);
+			doneFrame(conversation),
+		], null, streamContentType(conversation));
 	}
 	sendJson(ctx.res, 200, {
 		...head('chat.completion'),
@@ -223,12 +360,13 @@ function answerToolCalls(ctx, body, head, calls) {
 async function complete(ctx) {
 	const body = ctx.json();
 	const checked = validate(ctx, body);
+	checkToolRoundTrip(ctx, body.messages);
 	const conversation = body.messages.map((m) => contentText(m.content)).join('\n');
 	if (rateLimitOnce(ctx, conversation)) return;
 	const id = `chatcmpl-${randomHex(12)}`;
 	const head = (object) => ({ id, object, created: unixNow(), model: checked.model.id });
 	const calls = requestedToolCalls(ctx, body);
-	if (calls.length) return answerToolCalls(ctx, body, head, calls);
+	if (calls.length) return answerToolCalls(ctx, body, head, calls, conversation);
 	const answer = compose(body, checked);
 	if (body.stream) return streamAnswer(ctx, head('chat.completion.chunk'), answer, conversation);
 	const message = { role: 'assistant', content: answer.text };

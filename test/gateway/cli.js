@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // Starts the loopback gateway and prints {"baseUrl":...,"fileBaseUrl":...} on one line.
-// Usage: node test/gateway/cli.js [--port N] [--file-port N] [--delay-ms N] [--host H] [--log]
+// Usage: node test/gateway/cli.js [--port N] [--file-port N] [--delay-ms N] [--host H] [--polls N] [--log] [--x-api-key]
 const { startGateway } = require('./index');
 
 const FLAGS = { '--port': 'port', '--file-port': 'filePort', '--delay-ms': 'delayMs', '--host': 'host', '--polls': 'videoPollsToFinish' };
@@ -12,6 +12,10 @@ function parseArgs(argv) {
 		const arg = argv[i];
 		if (arg === '--log') {
 			options.log = true;
+			continue;
+		}
+		if (arg === '--x-api-key') {
+			options.acceptXApiKey = true;
 			continue;
 		}
 		const name = FLAGS[arg];

@@ -38,12 +38,43 @@ function validate(ctx, body) {
 			code: 'invalid_value',
 		});
 	}
-	return { n, responseFormat, outputFormat };
+	const options = imageOptionsOf(ctx, body, outputFormat);
+	return { n, responseFormat, outputFormat, options };
+}
+
+const QUALITIES = ['auto', 'low', 'medium', 'high'];
+const BACKGROUNDS = ['auto', 'transparent', 'opaque'];
+
+/** `size`, `quality` and `background`, checked as image models check them; echoed in the answer. */
+function imageOptionsOf(ctx, body, outputFormat) {
+	const options = {};
+	if (body.size !== undefined) {
+		if (typeof body.size !== 'string' || !/^(auto|\d{1,5}x\d{1,5})$/.test(body.size)) {
+			throw invalidRequest(ctx, `size must be 'auto' or '<width>x<height>', got ${JSON.stringify(body.size)}`, { param: 'size', code: 'invalid_value' });
+		}
+		options.size = body.size;
+	}
+	if (body.quality !== undefined) {
+		if (!QUALITIES.includes(body.quality)) {
+			throw invalidRequest(ctx, `quality must be one of ${QUALITIES.join(', ')}, got ${JSON.stringify(body.quality)}`, { param: 'quality', code: 'invalid_value' });
+		}
+		options.quality = body.quality;
+	}
+	if (body.background !== undefined) {
+		if (!BACKGROUNDS.includes(body.background)) {
+			throw invalidRequest(ctx, `background must be one of ${BACKGROUNDS.join(', ')}, got ${JSON.stringify(body.background)}`, { param: 'background', code: 'invalid_value' });
+		}
+		if (body.background === 'transparent' && outputFormat === 'jpeg') {
+			throw invalidRequest(ctx, 'Transparent background is not supported for output_format jpeg; use png or webp.', { param: 'background', code: 'invalid_value' });
+		}
+		options.background = body.background;
+	}
+	return options;
 }
 
 async function generate(ctx) {
 	const body = ctx.json();
-	const { n, responseFormat, outputFormat } = validate(ctx, body);
+	const { n, responseFormat, outputFormat, options } = validate(ctx, body);
 	if (rateLimitOnce(ctx, body.prompt)) return;
 	const expired = has(body.prompt, 'expired');
 	const revisedPrompt = `A detailed image of: ${body.prompt}`;
@@ -61,6 +92,7 @@ async function generate(ctx) {
 		created: unixNow(),
 		data,
 		output_format: outputFormat,
+		...options,
 		usage: {
 			input_tokens: inputTokens,
 			output_tokens: OUTPUT_TOKENS_PER_IMAGE * n,

@@ -12,6 +12,8 @@ export interface GatewayOptions {
 	videoPollsToFinish?: number;
 	/** Print one line per request to stderr. */
 	log?: boolean;
+	/** Also accept `x-api-key: sk-…` (without Authorization) on /v1/messages, as native-format servers do. */
+	acceptXApiKey?: boolean;
 }
 
 export interface LoggedRequest {
@@ -45,7 +47,7 @@ export interface Gateway {
 	reset(): void;
 	/** Returns how many faults are now queued for this prefix. */
 	queueFaults(pathPrefix: string, faults: Fault[]): number;
-	setOptions(partial: Pick<GatewayOptions, 'delayMs' | 'videoPollsToFinish' | 'log'>): void;
+	setOptions(partial: Pick<GatewayOptions, 'delayMs' | 'videoPollsToFinish' | 'log' | 'acceptXApiKey'>): void;
 	close(): Promise<void>;
 }
 

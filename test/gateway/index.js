@@ -26,8 +26,8 @@ const urlHost = (host) => (host.includes(':') ? `[${host}]` : host);
  * Starts the API origin and the file host. Resolves to
  * `{ baseUrl, fileBaseUrl, port, filePort, requests, reset, queueFaults, setOptions, close }`.
  */
-async function startGateway({ port = 0, filePort = 0, host = '127.0.0.1', delayMs = 0, videoPollsToFinish = 3, log = false } = {}) {
-	const gw = createState({ delayMs, videoPollsToFinish, log });
+async function startGateway({ port = 0, filePort = 0, host = '127.0.0.1', delayMs = 0, videoPollsToFinish = 3, log = false, acceptXApiKey = false } = {}) {
+	const gw = createState({ delayMs, videoPollsToFinish, log, acceptXApiKey });
 	const api = http.createServer((req, res) => handleRequest(gw, 'api', req, res));
 	const files = http.createServer((req, res) => handleRequest(gw, 'files', req, res));
 	const apiPort = await listen(api, port, host);

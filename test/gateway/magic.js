@@ -26,4 +26,15 @@ function rateLimitOnce(ctx, text) {
 	return true;
 }
 
-module.exports = { has, bigMegabytes, rateLimitOnce };
+/**
+ * The content type of a streamed answer: `text/event-stream` unless the text asks for another
+ * with `[stream-type:text/plain]` (any type), or for none at all with `[stream-type:none]`, as
+ * some relays send their streams. Returns null for none.
+ */
+function streamContentType(text) {
+	const m = /\[stream-type:([A-Za-z0-9.+\/-]+)\]/.exec(typeof text === 'string' ? text : '');
+	if (!m) return 'text/event-stream';
+	return m[1].toLowerCase() === 'none' ? null : m[1];
+}
+
+module.exports = { has, bigMegabytes, rateLimitOnce, streamContentType };

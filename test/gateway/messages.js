@@ -4,10 +4,12 @@
 const { sendJson } = require('./http');
 const { invalidRequest } = require('./errors');
 const { requireModel } = require('./models');
-const { rateLimitOnce } = require('./magic');
+const { has, rateLimitOnce, streamContentType } = require('./magic');
 const { countTokens, splitPieces, applyStop, contentText, fitOutput, thinkingSignature } = require('./reply');
 const { eventFrame, magicInterrupt, streamFrames } = require('./sse');
 const { randomHex } = require('./util');
+const { attachmentSummary, messageAttachments } = require('./attachments');
+const { jsonAnswer, NOT_JSON_ANSWER } = require('./json-answer');
 
 const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
 const MIN_THINKING_BUDGET = 1024;
@@ -70,12 +72,53 @@ function validateSystem(ctx, system) {
 	if (!ok) throw invalidRequest(ctx, 'system: Input should be a valid string or list of text blocks');
 }
 
+/**
+ * `tools` and `tool_choice`, checked as the real API checks them: object input schemas, a named
+ * tool that exists, and no forced tool use with thinking. Null without tools.
+ */
+function toolsOf(ctx, body, model, thinking) {
+	const { tools, tool_choice: choice } = body;
+	if (tools === undefined) {
+		if (choice !== undefined) throw invalidRequest(ctx, 'tool_choice: tool_choice may only be specified while providing tools');
+		return null;
+	}
+	if (!Array.isArray(tools)) throw invalidRequest(ctx, 'tools: Input should be a valid list');
+	tools.forEach((tool, i) => {
+		if (typeof tool?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(tool.name)) throw invalidRequest(ctx, `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
+		if (tool.input_schema?.type !== 'object') throw invalidRequest(ctx, `tools.${i}.custom.input_schema.type: Input should be 'object'`);
+	});
+	const type = choice?.type ?? 'auto';
+	if (!['auto', 'any', 'tool', 'none'].includes(type)) throw invalidRequest(ctx, "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'");
+	if (type === 'tool' && !tools.some((tool) => tool.name === choice.name)) throw invalidRequest(ctx, `tool_choice.name: the tool '${String(choice.name)}' is not in tools`);
+	if ((model.alwaysThinks || thinking !== null) && (type === 'any' || type === 'tool')) {
+		throw invalidRequest(ctx, 'Thinking may not be enabled when tool_choice forces tool use.');
+	}
+	return { tools, type, name: choice?.name };
+}
+
+/**
+ * The tool the "model" calls: the forced one (`tool`), the first (`any`), or with `auto` one whose
+ * name the system text asks for as "<name> tool"; none with `none`, or when `[not-json]` is in the
+ * last user text.
+ */
+function toolToCall(checkedTools, system, userText) {
+	if (!checkedTools || has(userText, 'not-json')) return null;
+	const { tools, type, name } = checkedTools;
+	if (type === 'tool') return tools.find((tool) => tool.name === name);
+	if (type === 'any') return tools[0];
+	if (type === 'auto') return tools.find((tool) => new RegExp(`\\b${tool.name} tool\\b`).test(system)) ?? null;
+	return null;
+}
+
 function validate(ctx, body) {
 	const model = requireModel(ctx, body.model, 'chat');
 	validateMaxTokens(ctx, body.max_tokens, model);
 	validateMessages(ctx, body.messages);
+	// Decodes and checks every image and document block; describes those of the last user message.
+	const attachments = messageAttachments(ctx, body.messages, 'native');
 	validateSystem(ctx, body.system);
 	const thinking = thinkingOf(ctx, body.thinking, body.max_tokens);
+	const tools = toolsOf(ctx, body, model, thinking);
 	const effort = body.output_config?.effort;
 	if (effort !== undefined && !EFFORTS.includes(effort)) {
 		throw invalidRequest(ctx, `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(', ')}`);
@@ -94,17 +137,20 @@ function validate(ctx, body) {
 	if (body.stream !== undefined && typeof body.stream !== 'boolean') {
 		throw invalidRequest(ctx, 'stream: Input should be a valid boolean');
 	}
-	return { model, thinking, effort, stops };
+	return { model, thinking, effort, stops, attachments, tools };
 }
 
 /** The deterministic message: content blocks, stop reason and usage. */
-function compose(body, { model, thinking, effort, stops }) {
+function compose(body, { model, thinking, effort, stops, attachments = [], tools = null }) {
 	const system = contentText(body.system);
-	const lastUser = contentText([...body.messages].reverse().find((m) => m.role === 'user')?.content);
+	const userText = contentText([...body.messages].reverse().find((m) => m.role === 'user')?.content);
+	// What arrived with the last user message is named in the echo: type, size and a hash of the bytes.
+	const lastUser = [userText, attachmentSummary(attachments)].filter(Boolean).join(' ');
 	const thinks = model.alwaysThinks || thinking !== null;
 	const budget = thinking?.budget ? ` within ${thinking.budget} tokens` : '';
 	const thinkingText = thinks ? `Thinking${budget} about: ${lastUser}` : '';
-	const reply = `${system ? `[${system}] ` : ''}Echo from ${model.id}${effort ? ` (effort: ${effort})` : ''}: ${lastUser}`;
+	const echo = `${system ? `[${system}] ` : ''}Echo from ${model.id}${effort ? ` (effort: ${effort})` : ''}: ${lastUser}`;
+	const reply = tools && has(userText, 'not-json') ? NOT_JSON_ANSWER : echo;
 	const stopped = applyStop(reply, stops);
 	const out = fitOutput(thinkingText, stopped.text, body.max_tokens);
 	const content = [];
@@ -114,6 +160,25 @@ function compose(body, { model, thinking, effort, stops }) {
 	if (out.truncated) stopReason = 'max_tokens';
 	else if (stopped.matched !== null) stopReason = 'stop_sequence';
 	const inputTokens = countTokens(system) + body.messages.reduce((sum, m) => sum + countTokens(contentText(m.content)), 0);
+	const tool = toolToCall(tools, system, userText);
+	if (tool) {
+		// A tool call instead of the text: its input follows the tool's schema (an object schema
+		// without properties gets the echo object), built from what the request carried.
+		const schema = Object.keys(tool.input_schema.properties ?? {}).length ? tool.input_schema : null;
+		const input = jsonAnswer(schema, { model: model.id, text: userText, attachments });
+		content[content.length - 1] = { type: 'tool_use', id: `toolu_${randomHex(12)}`, name: tool.name, input };
+		return {
+			content,
+			stopReason: 'tool_use',
+			stopSequence: null,
+			usage: {
+				input_tokens: inputTokens,
+				output_tokens: countTokens(out.thinking) + countTokens(JSON.stringify(input)),
+				cache_creation_input_tokens: 0,
+				cache_read_input_tokens: 0,
+			},
+		};
+	}
 	return {
 		content,
 		stopReason,
@@ -128,13 +193,24 @@ const blockStart = (block, index) =>
 	eventFrame('content_block_start', {
 		type: 'content_block_start',
 		index,
-		content_block: block.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' },
+		content_block:
+			block.type === 'thinking'
+				? { type: 'thinking', thinking: '', signature: '' }
+				: block.type === 'tool_use'
+					? { type: 'tool_use', id: block.id, name: block.name, input: {} }
+					: { type: 'text', text: '' },
 	});
 
 const blockDelta = (index, delta) => eventFrame('content_block_delta', { type: 'content_block_delta', index, delta });
 
 /** The deltas of one content block: word-sized pieces, and a thinking block's signature last. */
 function blockDeltas(block, index) {
+	if (block.type === 'tool_use') {
+		// The input as JSON text in pieces of up to 16 characters, as the real stream splits it.
+		const json = JSON.stringify(block.input);
+		const pieces = json.match(/[\s\S]{1,16}/g) ?? [];
+		return pieces.map((partial_json) => blockDelta(index, { type: 'input_json_delta', partial_json }));
+	}
 	if (block.type === 'text') return splitPieces(block.text).map((text) => blockDelta(index, { type: 'text_delta', text }));
 	return [
 		...splitPieces(block.thinking).map((thinking) => blockDelta(index, { type: 'thinking_delta', thinking })),
@@ -168,7 +244,7 @@ function streamAnswer(ctx, head, answer, conversation) {
 		eventFrame('message_stop', { type: 'message_stop' }),
 	);
 	const interrupt = magicInterrupt(conversation, textStart, textDeltaCount, STREAM_ERROR);
-	return streamFrames(ctx.res, frames, interrupt);
+	return streamFrames(ctx.res, frames, interrupt, streamContentType(conversation));
 }
 
 async function create(ctx) {

@@ -2,7 +2,8 @@
 // The model catalogue of the interface document (section 2.8) plus two gateway-only ids, so
 // that a client's model list can show models the built-in catalogue does not know.
 const { sendJson } = require('./http');
-const { GatewayError, invalidRequest, modelNotFound } = require('./errors');
+const { GatewayError, invalidRequest, modelNotFound, notFound } = require('./errors');
+const { hasNoModelList } = require('./auth');
 
 const ENDPOINT_TYPES = { image: ['image-generation'], video: ['openai-video'], chat: ['openai', 'anthropic'] };
 
@@ -54,10 +55,13 @@ const describe = (m) => ({
 });
 
 function list(ctx) {
+	// `sk-nomodels…`: a server without a model list, as many relays and mock servers are.
+	if (hasNoModelList(ctx)) throw notFound(ctx);
 	sendJson(ctx.res, 200, { object: 'list', data: MODELS.map(describe), success: true });
 }
 
 function retrieve(ctx) {
+	if (hasNoModelList(ctx)) throw notFound(ctx);
 	const entry = byId.get(ctx.params[0]);
 	if (!entry) {
 		throw new GatewayError(404, {

@@ -35,6 +35,7 @@ const OPTION_RULES = {
 	delayMs: (v) => typeof v === 'number' && v >= 0 && v <= 600000,
 	videoPollsToFinish: (v) => Number.isInteger(v) && v >= 1 && v <= 1000,
 	log: (v) => typeof v === 'boolean',
+	acceptXApiKey: (v) => typeof v === 'boolean',
 };
 
 function createState(options) {

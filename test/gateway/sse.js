@@ -26,10 +26,13 @@ function magicInterrupt(text, firstTextFrame, textFrameCount, errorFrame) {
 	return null;
 }
 
-/** Sends `frames` as a text/event-stream answer, cut short as `interrupt` says. */
-async function streamFrames(res, frames, interrupt) {
+/**
+ * Sends `frames` as a streamed answer, cut short as `interrupt` says. `contentType` is
+ * `text/event-stream` unless the caller passes another, or null for no content type at all.
+ */
+async function streamFrames(res, frames, interrupt, contentType = 'text/event-stream') {
 	res.writeHead(200, {
-		'content-type': 'text/event-stream',
+		...(contentType ? { 'content-type': contentType } : {}),
 		'cache-control': 'no-cache',
 		connection: 'keep-alive',
 		'x-accel-buffering': 'no',

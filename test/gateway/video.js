@@ -8,6 +8,7 @@ const { has, bigMegabytes, rateLimitOnce } = require('./magic');
 const { parseFault, serveFault } = require('./faults');
 const { deliverVideo } = require('./files');
 const { randomHex, unixNow } = require('./util');
+const { videoImage } = require('./attachments');
 
 const FAIL_REASON = 'content policy violation: the prompt was rejected by the safety system';
 const UNKNOWN_POLLS = 2; // `[unknown]`: polls answering UNKNOWN, then as many answering SUBMITTED
@@ -55,6 +56,8 @@ function validateSubmit(ctx, body) {
 async function submit(ctx) {
 	const body = ctx.json();
 	const model = validateSubmit(ctx, body);
+	// A first frame (image-to-video): a link, or a data URL whose bytes must match its type.
+	const image = videoImage(ctx, body.image);
 	if (rateLimitOnce(ctx, body.prompt)) return;
 	const task = {
 		id: `task_${randomHex(16)}`,
@@ -68,6 +71,7 @@ async function submit(ctx) {
 		submitTime: unixNow(),
 		startTime: 0,
 		finishTime: 0,
+		image,
 	};
 	ctx.gw.tasks.set(task.id, task);
 	sendJson(ctx.res, 200, {

@@ -64,9 +64,11 @@ describe('url images (the default)', () => {
 				index,
 				url: expect.stringMatching(new RegExp(`^${env.gateway.fileBaseUrl}/files/images/img_\\w+\\.png$`)),
 				revised_prompt: 'A detailed image of: a red fox',
-				usage: expect.objectContaining({ output_tokens: 3 * 1056 }),
 				estimatedCostUsd: 0.04,
 			});
+			// The request's usage once, on the first image: a sum over the items counts it once.
+			if (index === 0) expect(item.json).toMatchObject({ usage: expect.objectContaining({ output_tokens: 3 * 1056 }), usageCoversAllImages: true });
+			else expect(item.json.usage).toBeUndefined();
 			const binary = item.binary!.data;
 			expect(binary).toMatchObject({ mimeType: 'image/png', fileExtension: 'png' });
 			expect(binary.fileName).toBe(`${String(item.json.url).split('/').pop()}`);
@@ -205,6 +207,9 @@ describe('expired links', () => {
 				model: 'img-image-2',
 				index: 0,
 				url: expect.stringContaining(`${env.gateway.fileBaseUrl}/files/images/`),
+				// The first image carries the request's usage: its error item keeps it.
+				usage: expect.objectContaining({ output_tokens: 1056 }),
+				usageCoversAllImages: true,
 			},
 			pairedItem: { item: 0 },
 		});

@@ -220,7 +220,12 @@ describe('generate', () => {
 		const firstPoll = env.gateway.requests.findIndex((r) => r.method === 'GET');
 		expect(env.gateway.requests.slice(0, firstPoll).filter((r) => r.method === 'POST')).toHaveLength(5);
 		expect(polls()).toHaveLength(15);
-		expect(clock.sleeps).toEqual([5000, 5000, 5000]);
+		// Three rounds of one interval each: the five checks of a round are spread 110 ms apart (the
+		// default budget of 10 status checks per second, with its 10 % margin) within the interval, not sent at once.
+		expect(clock.sleeps.filter((ms) => ms >= 1000)).toHaveLength(3);
+		const spreads = clock.sleeps.filter((ms) => ms < 1000);
+		expect(spreads.length).toBeGreaterThan(0);
+		expect(spreads.every((ms) => Math.abs(ms / 110 - Math.round(ms / 110)) < 1e-6 && ms <= 440)).toBe(true);
 		for (const item of output) expect(binaryBytes(item).equals(sampleVideo)).toBe(true);
 	});
 
@@ -329,5 +334,41 @@ describe('submit, get status, download', () => {
 		env.gateway.reset();
 		expect((await runError({ operation: 'download', taskId: ' ' })).message).toBe('"Task ID" must not be empty (item 0)');
 		expect(env.gateway.requests).toHaveLength(0);
+	});
+});
+
+describe('at scale', () => {
+	it('Resume Task ID waits for and downloads a task an earlier run paid for, without submitting it again', async () => {
+		const first = await run({ prompt: 'paid once', options: { downloadVideo: false } });
+		const taskId = String(first.output[0].json.task_id);
+		const paid = submits().length;
+		const { output } = await run({ prompt: '', options: { resumeTaskId: taskId } });
+		expect(submits()).toHaveLength(paid);
+		expect(output[0].json).toMatchObject({ task_id: taskId, status: 'SUCCESS' });
+		expect(binaryBytes(output[0]).equals(sampleVideo)).toBe(true);
+	});
+
+	it('Resume Task ID left empty on some items: only those are submitted', async () => {
+		const first = await run({ prompt: 'paid once', options: { downloadVideo: false } });
+		const taskId = String(first.output[0].json.task_id);
+		const { output } = await run((i) => ({ prompt: `item ${i}`, options: { downloadVideo: false, resumeTaskId: i === 0 ? taskId : '' } }), { items: items(2) });
+		expect(submits().map((r) => JSON.parse(r.rawBody).prompt)).toEqual(['paid once', 'item 1']);
+		expect(output.map((item) => item.json.status)).toEqual(['SUCCESS', 'SUCCESS']);
+	});
+
+	it('spreads the status checks of many videos within the budget of checks per second', async () => {
+		const clock = createFakeClock(0, 5);
+		const { output } = await run((i) => ({ prompt: `clip ${i}`, options: { downloadVideo: false, statusChecksPerSecond: 4 } }), { items: items(12), clock });
+		expect(output.every((item) => item.json.status === 'SUCCESS')).toBe(true);
+		// The 12 checks due together each round wait their turn, 275 ms apart (4 per second, 10 % margin), not sent at once.
+		const spreads = clock.sleeps.filter((ms) => ms < 5000);
+		expect(spreads.length).toBeGreaterThanOrEqual(11);
+		expect(Math.min(...spreads)).toBeGreaterThanOrEqual(275 - 1e-6);
+	});
+
+	it('refuses a budget of status checks that is not a positive number, before any request', async () => {
+		const error = await runError({ prompt: 'x', options: { statusChecksPerSecond: 0 } });
+		expect(error.message).toMatch(/"Status Checks per Second" must be a number above 0/);
+		expect(submits()).toHaveLength(0);
 	});
 });

@@ -79,7 +79,20 @@ describe('Gateway Chat description', () => {
 		expect(byName.stream.default).toBe(false);
 		expect(byName.messages.default).toEqual({ values: [{ role: 'user', content: '' }] });
 		const options = byName.options.options as Array<{ name: string; hint?: string }>;
-		expect(names(options)).toEqual(['concurrency', 'effort', 'extraBody', 'includeRawResponse', 'stop', 'temperature', 'timeoutSeconds', 'topP']);
+		expect(names(options)).toEqual([
+			'binaryAttachments',
+			'concurrency',
+			'effort',
+			'extraBody',
+			'urlAttachments',
+			'includeRawResponse',
+			'responseFormat',
+			'jsonSchema',
+			'stop',
+			'temperature',
+			'timeoutSeconds',
+			'topP',
+		]);
 		expect(options.find((o) => o.name === 'timeoutSeconds')).toMatchObject({ default: 600, type: 'number' });
 		expect(options.find((o) => o.name === 'effort')?.hint).toMatch(/xhigh.*chat-opus-4-8/);
 	});

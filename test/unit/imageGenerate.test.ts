@@ -102,7 +102,7 @@ describe('the request body', () => {
 			n: 4,
 			response_format: 'b64_json',
 		});
-		expect(Object.values(IMAGE_BODY_FIELDS).sort()).toEqual(['model', 'n', 'prompt', 'response_format']);
+		expect(Object.values(IMAGE_BODY_FIELDS).sort()).toEqual(['background', 'model', 'n', 'output_format', 'prompt', 'quality', 'response_format', 'size']);
 	});
 
 	it('merges extra fields, and the node fields win', () => {
@@ -160,6 +160,7 @@ describe('one output item per image', () => {
 					created: 1_700_000_000,
 					output_format: 'png',
 					usage: answer.usage,
+					usageCoversAllImages: true,
 					estimatedCostUsd: 0.04,
 				},
 			},
@@ -256,7 +257,7 @@ describe('the node', () => {
 		expect(description.displayName).toBe('Gateway Image Generate');
 		expect(description.version).toBe(1);
 		expect(description.usableAsTool).toBe(true);
-		expect(description.credentials).toEqual([{ name: 'gatewayApi', required: true }]);
+		expect(description.credentials).toEqual([{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }]);
 		const names = description.properties.map((property) => property.name);
 		expect(names).toEqual(['model', 'prompt', 'n', 'responseFormat', 'options']);
 		const byName = Object.fromEntries(description.properties.map((property) => [property.name, property]));
@@ -264,11 +265,16 @@ describe('the node', () => {
 		expect(byName.n.default).toBe(1);
 		expect(byName.responseFormat.default).toBe('url');
 		const options = (byName.options.options ?? []) as Array<{ name: string; default: unknown }>;
+		// The defaults an option gets when it is added; an option not added is not sent (contract).
 		expect(Object.fromEntries(options.map((option) => [option.name, option.default]))).toEqual({
+			background: 'auto',
 			binaryPropertyName: 'data',
 			concurrency: 10,
 			downloadImage: true,
 			extraBody: '{}',
+			outputFormat: 'png',
+			quality: 'auto',
+			size: '1024x1024',
 		});
 	});
 

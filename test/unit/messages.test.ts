@@ -99,10 +99,14 @@ describe('Gateway Messages description', () => {
 		expect(names(description.properties)).toEqual(['model', 'messages', 'maxTokens', 'stream', 'options']);
 		const options = description.properties.find((p) => p.name === 'options')?.options as Array<{ name: string; default: unknown; hint?: string }>;
 		expect(names(options)).toEqual([
+			'binaryAttachments',
 			'concurrency',
 			'effort',
 			'extraBody',
+			'urlAttachments',
 			'includeRawResponse',
+			'responseFormat',
+			'jsonSchema',
 			'stopSequences',
 			'system',
 			'temperature',

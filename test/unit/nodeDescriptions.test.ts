@@ -9,6 +9,7 @@ import { NodeHelpers, Workflow } from 'n8n-workflow';
 import type { INodeParameters, INodeType, INodeTypes } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
+import { GatewayChatModel } from '../../nodes/GatewayChatModel/GatewayChatModel.node';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
@@ -17,6 +18,7 @@ import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVi
 const ROOT = path.resolve(__dirname, '..', '..');
 const NODES: Record<string, INodeType> = {
 	GatewayChat: new GatewayChat(),
+	GatewayChatModel: new GatewayChatModel(),
 	GatewayImageGenerate: new GatewayImageGenerate(),
 	GatewayMessages: new GatewayMessages(),
 	GatewayPlantCreate: new GatewayPlantCreate(),
@@ -37,6 +39,7 @@ const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 describe('subtitles on the canvas', () => {
 	it('show the operation and the model', () => {
 		expect(subtitle(NODES.GatewayChat)).toBe('Chat: chat-sonnet-5');
+		expect(subtitle(NODES.GatewayChatModel)).toBe('Model: chat-sonnet-5');
 		expect(subtitle(NODES.GatewayMessages, { model: byId('chat-opus-4-8') })).toBe('Message: chat-opus-4-8');
 		expect(subtitle(NODES.GatewayImageGenerate)).toBe('Generate: img-image-2');
 		expect(subtitle(NODES.GatewayVideoGenerate)).toBe('Generate: video-2-0-fast-260128');
@@ -63,9 +66,8 @@ describe('codex files', () => {
 	// n8n's node-panel categories, and the AI subcategories its editor groups by.
 	const CATEGORIES = ['AI', 'Analytics', 'Communication', 'Data & Storage', 'Development', 'Finance & Accounting', 'Marketing', 'Miscellaneous', 'Productivity', 'Sales', 'Utility'];
 	const AI_SUBCATEGORIES = ['Agents', 'Chains', 'Miscellaneous', 'Root Nodes', 'Tools'];
-	const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-	// GitHub's and npm's heading anchors: lower case, punctuation dropped, spaces to dashes.
-	const anchors = new Set([...readme.matchAll(/^#{1,6} (.+)$/gm)].map(([, title]) => title.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+	// A chat-model sub-node is filed as n8n files its own chat models (its OpenAI Chat Model's codex).
+	const CHAT_MODEL_CODEX = { categories: ['AI'], subcategories: { AI: ['Language Models', 'Root Nodes'], 'Language Models': ['Chat Models (Recommended)'] } };
 
 	describe.each(Object.keys(NODES))('%s', (name) => {
 		const codex = JSON.parse(fs.readFileSync(path.join(ROOT, 'nodes', name, `${name}.node.json`), 'utf8'));
@@ -79,6 +81,10 @@ describe('codex files', () => {
 		it("uses n8n's categories; AI nodes are root nodes, not sub-nodes", () => {
 			expect(codex.categories.length).toBeGreaterThan(0);
 			for (const category of codex.categories) expect(CATEGORIES).toContain(category);
+			if ((description.outputs as string[]).includes('ai_languageModel')) {
+				expect(codex).toMatchObject(CHAT_MODEL_CODEX);
+				return;
+			}
 			for (const key of Object.keys(codex.subcategories ?? {})) expect(codex.categories).toContain(key);
 			if (codex.categories.includes('AI')) {
 				// Without "Root Nodes" the editor lists a node under "<subcategory> (sub-nodes)".
@@ -87,14 +93,8 @@ describe('codex files', () => {
 			}
 		});
 
-		it('links documentation that exists: the README section of the node and of the credential', () => {
-			const urls = [...codex.resources.primaryDocumentation, ...codex.resources.credentialDocumentation].map((r: { url: string }) => r.url);
-			for (const url of urls) {
-				const [page, anchor] = url.split('#');
-				expect(page).toBe('https://www.npmjs.com/package/n8n-nodes-model-gateway');
-				expect(anchors).toContain(anchor);
-			}
-			expect(codex.resources.primaryDocumentation[0].url).toContain(`#${description.displayName.toLowerCase().replace(/ /g, '-')}`);
+		it('leaves its documentation links to the build, which makes them from package.json (see docsLinks.test.ts)', () => {
+			expect(codex.resources).toBeUndefined();
 		});
 
 		it('has a light and a dark icon', () => {

@@ -1,15 +1,19 @@
 /**
- * Publish readiness: what `npm pack` would ship, and that n8n's community-package lint rules read
- * package.json. Needs the build (`npm test` builds before the unit suite).
+ * Publish readiness: what `npm pack` would ship, that the packed package installs and loads
+ * through its `main` (index.js), and that n8n's community-package lint rules read package.json.
+ * Needs the build (`npm test` builds before the unit suite).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
 	dependencies?: Record<string, string>;
 	peerDependencies?: Record<string, string>;
+	name: string;
+	main: string;
 	keywords: string[];
 	license: string;
 	files: string[];
@@ -43,15 +47,15 @@ describe('npm pack', () => {
 		files = packedFiles();
 	}, 60000);
 
-	it('ships dist, README, LICENSE and package.json, and nothing else', () => {
-		expect(files.filter((f) => !f.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'package.json']);
+	it('ships dist, index.js, README, LICENSE, CHANGELOG and package.json, and nothing else', () => {
+		expect(files.filter((f) => !f.startsWith('dist/'))).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'index.js', 'package.json']);
 		// no sources, tests or examples inside dist either: compiled code, typings, maps, codex, icons
 		expect(files.filter((f) => f.startsWith('dist/') && !/\.(js|d\.ts|js\.map|node\.json|svg)$/.test(f))).toEqual([]);
 	});
 
 	it('ships no leftovers: every compiled file has its source (the build does not empty dist/)', () => {
 		const stale = files
-			.filter((f) => /\.(js|d\.ts|js\.map)$/.test(f))
+			.filter((f) => f.startsWith('dist/') && /\.(js|d\.ts|js\.map)$/.test(f))
 			.map((f) => f.replace(/^dist\//, '').replace(/(\.d\.ts|\.js\.map|\.js)$/, '.ts'))
 			.filter((source) => !fs.existsSync(path.join(ROOT, source)));
 		expect(stale).toEqual([]);
@@ -69,10 +73,59 @@ describe('npm pack', () => {
 	});
 });
 
+describe('the packed package, installed', () => {
+	let work: string;
+	let installed: string;
+	beforeAll(() => {
+		work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgw-pack-'));
+		const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+		const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
+		const app = path.join(work, 'app');
+		fs.mkdirSync(app);
+		fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+		// Offline: the package has no dependencies, and its peer n8n-workflow (which n8n provides) is
+		// not installed by npm but linked from this repository afterwards, as n8n's own would be there.
+		execFileSync('npm', ['install', path.join(work, path.basename(filename)), '--ignore-scripts', '--no-audit', '--no-fund', '--offline', '--legacy-peer-deps', '--no-package-lock'], {
+			cwd: app,
+			stdio: ['ignore', 'ignore', 'pipe'],
+		});
+		fs.symlinkSync(path.join(ROOT, 'node_modules', 'n8n-workflow'), path.join(app, 'node_modules', 'n8n-workflow'), 'dir');
+		installed = path.join(app, 'node_modules', manifest.name);
+	}, 120000);
+	afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
+
+	it('is installed from the tarball with index.js as its main', () => {
+		expect(fs.lstatSync(installed).isSymbolicLink()).toBe(false);
+		expect(manifest.main).toBe('index.js');
+		expect(fs.existsSync(path.join(installed, 'index.js'))).toBe(true);
+	});
+
+	it("require('n8n-nodes-model-gateway') gives every node and credential class n8n loads", () => {
+		// A separate Node process: the app's own module resolution, not jest's.
+		const script = `const m = require(${JSON.stringify(manifest.name)}); console.log(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, C]) => { const o = new C(); return [k, o.description ? o.description.name : o.name]; }))))`;
+		const out = execFileSync(process.execPath, ['-e', script], { cwd: path.dirname(path.dirname(installed)), encoding: 'utf8' });
+		const exported = JSON.parse(out) as Record<string, string>;
+		const expected: Record<string, string> = {};
+		for (const file of [...manifest.n8n.nodes, ...manifest.n8n.credentials]) {
+			// eslint-disable-next-line @typescript-eslint/no-require-imports
+			const classes = require(path.join(ROOT, file)) as Record<string, new () => { name?: string; description?: { name: string } }>;
+			for (const [key, Class] of Object.entries(classes)) {
+				const instance = new Class();
+				expected[key] = instance.description ? instance.description.name : (instance.name ?? '');
+			}
+		}
+		expect(exported).toEqual(expected);
+		expect(Object.keys(exported)).toEqual(expect.arrayContaining(['GatewayImageGenerate', 'GatewayVideoGenerate', 'GatewayChat', 'GatewayMessages', 'GatewayPlantCreate', 'GatewayApi']));
+	});
+});
+
 describe('package.json', () => {
 	it('has no runtime dependencies, n8n-workflow as a peer, the community keyword and MIT', () => {
 		expect(manifest.dependencies ?? {}).toEqual({});
-		expect(Object.keys(manifest.peerDependencies ?? {})).toEqual(['n8n-workflow']);
+		// Peers are what n8n itself provides to community packages: n8n-workflow, and the AI node SDK
+		// (n8n 2.16 and later) for the chat-model sub-node.
+		expect(Object.keys(manifest.peerDependencies ?? {})).toContain('n8n-workflow');
+		for (const peer of Object.keys(manifest.peerDependencies ?? {})) expect(['n8n-workflow', '@n8n/ai-node-sdk']).toContain(peer);
 		expect(manifest.keywords).toContain('n8n-community-node-package');
 		expect(manifest.license).toBe('MIT');
 	});

@@ -32,17 +32,17 @@ describe('submit body', () => {
 });
 
 describe('reading an item', () => {
-	it('reads model, prompt, seconds (number or digits) and size', () => {
-		expect(readSubmitInput(contextWith({ seconds: '10' }), 0)).toEqual({
+	it('reads model, prompt, seconds (number or digits) and size', async () => {
+		await expect(readSubmitInput(contextWith({ seconds: '10' }), 0)).resolves.toEqual({
 			fields: { model: 'video-2-0-fast-260128', prompt: 'a fox', seconds: '10', size: '1280x720' },
 			body: { model: 'video-2-0-fast-260128', prompt: 'a fox', seconds: '10', size: '1280x720' },
 		});
 	});
 
-	it('names the field and the item for bad seconds and sizes', () => {
-		expect(() => readSubmitInput(contextWith({ seconds: 2.5 }), 0)).toThrow('"Seconds" must be a whole number, not "2.5" (item 0)');
-		expect(() => readSubmitInput(contextWith({ seconds: 'five' }), 0)).toThrow('"Seconds" must be a whole number');
-		expect(() => readSubmitInput(contextWith({ size: '1280:720' }), 0)).toThrow('"Size" must have the form <width>x<height> (item 0)');
+	it('names the field and the item for bad seconds and sizes', async () => {
+		await expect(readSubmitInput(contextWith({ seconds: 2.5 }), 0)).rejects.toThrow('"Seconds" must be a whole number, not "2.5" (item 0)');
+		await expect(readSubmitInput(contextWith({ seconds: 'five' }), 0)).rejects.toThrow('"Seconds" must be a whole number');
+		await expect(readSubmitInput(contextWith({ size: '1280:720' }), 0)).rejects.toThrow('"Size" must have the form <width>x<height> (item 0)');
 	});
 
 	it('refuses a poll interval below 5 s and a max wait shorter than one interval', () => {

@@ -1,0 +1,351 @@
+/**
+ * Files and image links in the last User message of Gateway Chat and Gateway Messages:
+ * `options.binaryAttachments` (binary fields of the input item: PNG, JPEG, GIF and WebP images and
+ * PDF documents) and `options.urlAttachments` (image links, sent as given).
+ *
+ * Two passes, so that a run over many items never holds every file at once:
+ * - before any request (`planAttachments`, in the item's check): each file is read through n8n's
+ *   binary helpers (every binary data mode: default, filesystem, database, S3), typed from its
+ *   bytes (never from its name or declared MIME type), measured (size, and pixels where the format
+ *   limits them) and checked against the format's limits; only these facts are kept;
+ * - when the item's request is built (`loadAttachments`): the file is read again and encoded.
+ * The wire forms are `attachmentParts`; `withAttachments` puts them into the last User message.
+ */
+import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { sniffFileType } from './binary';
+import { imageDimensions } from './imageSize';
+import { fieldError } from './validate';
+
+export type ChatFormat = 'chat' | 'messages';
+
+export const BINARY_ATTACHMENTS_FIELD = 'Binary Attachments';
+export const URL_ATTACHMENTS_FIELD = 'Image URLs';
+
+const MB = 1024 * 1024;
+
+export interface FormatLimits {
+	/** The format, as messages name it. */
+	label: string;
+	/** Images per request, files and links together. */
+	maxImages: number;
+	/** Per image; counted on the file's bytes or on its Base64 text, as the format counts it. */
+	maxImageBytes: number;
+	imageBytesCounted: 'file' | 'base64';
+	/** Pixels per side. */
+	maxImageSide?: number;
+	/** With more than `count` images in one request, each side at most `maxSide`. */
+	manyImages?: { count: number; maxSide: number };
+	maxPdfBytes: number;
+}
+
+/**
+ * The limits the formats publish. Native messages: 5 MB per image, counted on its Base64 text
+ * (the service reports "image exceeds 5 MB maximum: 5272940 bytes > 5242880 bytes" for a
+ * 3.9 MB file), 8000 px per side (2000 px once a request carries more than 20 images), 100
+ * images and 32 MB per request (which bounds PDFs too). Chat-completions: 20 MB per image file;
+ * the image count of the native format, since the same model family answers both endpoints.
+ */
+export const ATTACHMENT_LIMITS: Record<ChatFormat, FormatLimits> = {
+	messages: {
+		label: 'the native messages format',
+		maxImages: 100,
+		maxImageBytes: 5 * MB,
+		imageBytesCounted: 'base64',
+		maxImageSide: 8000,
+		manyImages: { count: 20, maxSide: 2000 },
+		maxPdfBytes: 32 * MB,
+	},
+	chat: {
+		label: 'the chat-completions format',
+		maxImages: 100,
+		maxImageBytes: 20 * MB,
+		imageBytesCounted: 'file',
+		maxPdfBytes: 32 * MB,
+	},
+};
+
+/** The whole request body, attachments included: what relays and the native format accept. */
+export const MAX_REQUEST_BYTES = 32 * MB;
+
+/** A checked file of the input item: what is known about it before anything is sent. */
+export interface FileAttachment {
+	/** The binary field it is in. */
+	property: string;
+	kind: 'image' | 'pdf';
+	/** From the bytes. */
+	mimeType: string;
+	fileName: string;
+	/** Bytes of the file. */
+	size: number;
+	width?: number;
+	height?: number;
+}
+
+/** A file ready to send: its bytes as Base64 (empty in the placeholder used to measure a request). */
+export interface LoadedFile extends FileAttachment {
+	base64: string;
+}
+
+export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
+
+export function formatSize(bytes: number): string {
+	if (bytes >= MB) return `${(bytes / MB).toFixed(1)} MB`;
+	if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+	return `${bytes} B`;
+}
+
+const ATTACHABLE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+/** The type of a file from its bytes: one of the images both formats take, a PDF, or undefined. */
+export function attachmentType(bytes: Buffer): { kind: 'image' | 'pdf'; mimeType: string; extension: string } | undefined {
+	const sniffed = sniffFileType(bytes);
+	if (sniffed) return ATTACHABLE_IMAGES.includes(sniffed.mimeType) ? { kind: 'image', ...sniffed } : undefined;
+	// The PDF header may follow a few bytes of something else (the PDF format allows up to 1024).
+	if (bytes.subarray(0, 1024).includes('%PDF-', 0, 'latin1')) return { kind: 'pdf', mimeType: 'application/pdf', extension: 'pdf' };
+	return undefined;
+}
+
+function listOf(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	let entries: unknown[];
+	if (Array.isArray(value)) entries = value;
+	else if (typeof value === 'string') entries = value.split(split);
+	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
+	const list: string[] = [];
+	for (const entry of entries) {
+		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${entry === null ? 'null' : `a ${typeof entry}`}`);
+		const text = entry.trim();
+		if (text !== '' && !list.includes(text)) list.push(text);
+	}
+	return list.length > 0 ? list : undefined;
+}
+
+/** `options.binaryAttachments`: binary field names, comma-separated (or a list from an expression). */
+export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
+	return listOf(ctx, itemIndex, value, BINARY_ATTACHMENTS_FIELD, /[,\n]/);
+}
+
+/**
+ * `options.urlAttachments`: image links, one per line or comma-separated. A comma splits only
+ * where the next link begins, so links with commas in them (image CDNs use them) stay whole.
+ */
+export function readImageUrls(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
+	const list = listOf(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
+	list?.forEach((link, position) => {
+		let url: URL | undefined;
+		try {
+			url = new URL(link);
+		} catch {
+			url = undefined;
+		}
+		if (!url || !/^https?:$/.test(url.protocol) || url.hostname === '' || /\s/.test(link)) {
+			throw fieldError(
+				ctx,
+				itemIndex,
+				URL_ATTACHMENTS_FIELD,
+				`entry ${position + 1} ("${link.slice(0, 80)}") is not an http(s) link`,
+				'Enter image links such as https://example.com/photo.jpg, one per line or separated by commas. For a file of the input item, use Binary Attachments.',
+			);
+		}
+	});
+	return list;
+}
+
+/** The position of the last User message, or -1. */
+export function lastUserIndex(messages: ReadonlyArray<{ role: string }>): number {
+	return messages.map((message) => message.role).lastIndexOf('user');
+}
+
+/** Attachments need a User message to go into; checked with the other parameters. */
+export function requireUserMessage(ctx: IExecuteFunctions, itemIndex: number, messages: ReadonlyArray<{ role: string }>, field: string): void {
+	if (lastUserIndex(messages) === -1) {
+		throw fieldError(ctx, itemIndex, field, 'needs a message with the role "User" to attach to', 'Add a User message: the files go into the last one.');
+	}
+}
+
+/** The file's size as n8n recorded it, without reading the file; undefined when n8n did not. */
+async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData): Promise<number | undefined> {
+	if (typeof binary.bytes === 'number') return binary.bytes;
+	if (binary.id && typeof ctx.helpers.getBinaryMetadata === 'function') {
+		const metadata = await ctx.helpers.getBinaryMetadata(binary.id).catch(() => undefined);
+		if (typeof metadata?.fileSize === 'number') return metadata.fileSize;
+	}
+	// Default mode keeps the bytes inline, as Base64.
+	if (!binary.id && typeof binary.data === 'string') return Math.floor((binary.data.replace(/=+$/, '').length * 3) / 4);
+	return undefined;
+}
+
+function describeBinary(binary: IBinaryData): string {
+	const parts = [binary.mimeType, binary.fileName].filter((part) => typeof part === 'string' && part !== '');
+	return parts.length ? ` (n8n lists it as ${parts.join(', ')})` : '';
+}
+
+/** The binary field of the input item, or an error that names what the item has instead. */
+function binaryOf(ctx: IExecuteFunctions, itemIndex: number, property: string): IBinaryData {
+	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
+	if (binary[property]) return binary[property];
+	const has = Object.keys(binary);
+	throw fieldError(
+		ctx,
+		itemIndex,
+		BINARY_ATTACHMENTS_FIELD,
+		`names the binary field "${property}", which this item does not have (${has.length ? `it has: ${has.join(', ')}` : 'it has no binary data at all'})`,
+		'Use the names shown in the Binary tab of the input panel, e.g. data. Run by an AI Agent as a tool, the item carries no files unless the workflow puts them there.',
+	);
+}
+
+const ACCEPTED = 'only PNG, JPEG, GIF and WebP images and PDF documents can be attached';
+
+/** Reads, types and measures one file, and checks it against the format's per-file limits. */
+async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits): Promise<FileAttachment> {
+	const field = BINARY_ATTACHMENTS_FIELD;
+	const binary = binaryOf(ctx, itemIndex, property);
+	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
+	const recorded = await recordedSize(ctx, binary);
+	// A file far above every limit is refused without reading it into memory.
+	if (recorded !== undefined && recorded > largest) {
+		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
+	}
+	ctx.helpers.assertBinaryData(itemIndex, property);
+	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	const type = attachmentType(bytes);
+	if (!type) {
+		const sniffed = sniffFileType(bytes);
+		const what = sniffed ? `${sniffed.mimeType}` : bytes.length === 0 ? 'an empty file' : 'a file of no image or PDF type';
+		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${what}${describeBinary(binary)}: ${ACCEPTED}`, 'The type is read from the file itself, not from its name.');
+	}
+	const fileName = typeof binary.fileName === 'string' && binary.fileName.trim() !== '' ? binary.fileName.trim() : `${property}.${type.extension}`;
+	const file: FileAttachment = { property, kind: type.kind, mimeType: type.mimeType, fileName, size: bytes.length };
+	if (type.kind === 'pdf') {
+		if (file.size > limits.maxPdfBytes) {
+			throw fieldError(ctx, itemIndex, field, `field "${property}" is a PDF of ${formatSize(file.size)}; ${limits.label} takes PDFs of at most ${formatSize(limits.maxPdfBytes)}`);
+		}
+		return file;
+	}
+	const counted = limits.imageBytesCounted === 'base64' ? base64Length(file.size) : file.size;
+	if (counted > limits.maxImageBytes) {
+		const how = limits.imageBytesCounted === 'base64' ? `${formatSize(counted)} once Base64-encoded (${formatSize(file.size)} as a file)` : formatSize(counted);
+		throw fieldError(
+			ctx,
+			itemIndex,
+			field,
+			`field "${property}" is an image of ${how}; ${limits.label} takes images of at most ${formatSize(limits.maxImageBytes)}${limits.imageBytesCounted === 'base64' ? ' counted on their Base64 text' : ''}`,
+			'Make the image smaller first (e.g. with the Edit Image node), or send it as a link in Image URLs.',
+		);
+	}
+	const dimensions = imageDimensions(bytes);
+	if (dimensions) {
+		file.width = dimensions.width;
+		file.height = dimensions.height;
+		if (limits.maxImageSide !== undefined && Math.max(dimensions.width, dimensions.height) > limits.maxImageSide) {
+			throw fieldError(
+				ctx,
+				itemIndex,
+				field,
+				`field "${property}" is an image of ${dimensions.width}×${dimensions.height} px; ${limits.label} takes at most ${limits.maxImageSide} px per side`,
+				'Resize the image first, e.g. with the Edit Image node.',
+			);
+		}
+	}
+	return file;
+}
+
+/**
+ * Reads and checks the files named in Binary Attachments, before any request: types, per-file
+ * limits, and the image count of the request (with `linkCount` image links beside them).
+ */
+export async function planAttachments(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	names: readonly string[] | undefined,
+	linkCount: number,
+	format: ChatFormat,
+): Promise<FileAttachment[]> {
+	const limits = ATTACHMENT_LIMITS[format];
+	const files: FileAttachment[] = [];
+	for (const property of names ?? []) files.push(await planFile(ctx, itemIndex, property, limits));
+	const images = files.filter((file) => file.kind === 'image');
+	const imageCount = images.length + linkCount;
+	if (imageCount > limits.maxImages) {
+		throw fieldError(ctx, itemIndex, linkCount > 0 ? `${BINARY_ATTACHMENTS_FIELD}" and "${URL_ATTACHMENTS_FIELD}` : BINARY_ATTACHMENTS_FIELD, `add ${imageCount} images; ${limits.label} takes at most ${limits.maxImages} per request`);
+	}
+	const many = limits.manyImages;
+	if (many && imageCount > many.count) {
+		const big = images.find((file) => Math.max(file.width ?? 0, file.height ?? 0) > many.maxSide);
+		if (big) {
+			throw fieldError(
+				ctx,
+				itemIndex,
+				BINARY_ATTACHMENTS_FIELD,
+				`field "${big.property}" is an image of ${big.width}×${big.height} px; with more than ${many.count} images in one request ${limits.label} takes at most ${many.maxSide} px per side`,
+				`Send at most ${many.count} images per request, or resize them first.`,
+			);
+		}
+	}
+	return files;
+}
+
+/** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
+export function placeholders(files: readonly FileAttachment[] | undefined): LoadedFile[] {
+	return (files ?? []).map((file) => ({ ...file, base64: '' }));
+}
+
+/** Checks the size of a request built with `placeholders`, adding the Base64 text of every file. */
+export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, bodyWithoutData: IDataObject, files: readonly FileAttachment[] | undefined): void {
+	if (!files?.length) return;
+	const size = Buffer.byteLength(JSON.stringify(bodyWithoutData)) + files.reduce((sum, file) => sum + base64Length(file.size), 0);
+	if (size > MAX_REQUEST_BYTES) {
+		throw fieldError(
+			ctx,
+			itemIndex,
+			BINARY_ATTACHMENTS_FIELD,
+			`make a request of ${formatSize(size)} (files are sent as Base64, a third larger than the files); a request may be at most ${formatSize(MAX_REQUEST_BYTES)}`,
+			'Attach fewer or smaller files per item, or send images as links in Image URLs.',
+		);
+	}
+}
+
+/** Reads the planned files again, now to send them. */
+export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number, files: readonly FileAttachment[] | undefined): Promise<LoadedFile[]> {
+	const loaded: LoadedFile[] = [];
+	for (const file of files ?? []) {
+		const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, file.property);
+		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) {
+			throw fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked`);
+		}
+		loaded.push({ ...file, base64: bytes.toString('base64') });
+	}
+	return loaded;
+}
+
+/** The content parts of the files and links, in the wire form of each format. */
+export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[], links: readonly string[] = []): IDataObject[] {
+	if (format === 'chat') {
+		return [
+			...files.map((file): IDataObject =>
+				file.kind === 'pdf'
+					? { type: 'file', file: { filename: file.fileName, file_data: `data:${file.mimeType};base64,${file.base64}` } }
+					: { type: 'image_url', image_url: { url: `data:${file.mimeType};base64,${file.base64}` } },
+			),
+			...links.map((url): IDataObject => ({ type: 'image_url', image_url: { url } })),
+		];
+	}
+	return [
+		...files.map((file): IDataObject => ({
+			type: file.kind === 'pdf' ? 'document' : 'image',
+			source: { type: 'base64', media_type: file.mimeType, data: file.base64 },
+		})),
+		...links.map((url): IDataObject => ({ type: 'image', source: { type: 'url', url } })),
+	];
+}
+
+/**
+ * The `messages` of the body: each `{role, content}` as it is, except the last User message when
+ * there are parts: its content becomes the parts, then its text (files before the question, the
+ * order the native format's guidance recommends).
+ */
+export function withAttachments(messages: ReadonlyArray<{ role: string; content: string }>, parts: readonly IDataObject[]): IDataObject[] {
+	const last = parts.length > 0 ? lastUserIndex(messages) : -1;
+	return messages.map(({ role, content }, position) => (position === last ? { role, content: [...parts, { type: 'text', text: content }] } : { role, content }));
+}

@@ -1,0 +1,152 @@
+/**
+ * Findable in the editor: our nodes searched for the way n8n 2.41.1's node panel searches, among
+ * all of n8n's own nodes.
+ *
+ * How the panel ranks (n8n's nodeCreator.utils `searchNodes` and useViewStacks): `sublimeSearch`
+ * of @n8n/utils (the same 1.48.0 n8n 2.41.1 ships, here through n8n-core) over each node's
+ * display name (weight 1.3) and codex aliases (weight 1), a fuzzy match (the letters of the query
+ * in order, anywhere); then `reRankSearchResults` adds the node's popularity x 100 (n8n's
+ * node-popularity.json: built-in nodes only). With an empty canvas, AI nodes that are not root
+ * nodes (chat models, tools) are left out; once the canvas has an AI node they are searched too.
+ * The node's description is not searched by the panel.
+ *
+ * n8n's nodes come from fixtures/n8n-node-search-2.41.1.json, written from an installed n8n by
+ * fixtures/make-n8n-node-search.js. Ours are read from dist/ (display name from the built node
+ * class, aliases from the built codex file), as n8n loads them: `npm run build` first.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { INodeTypeDescription } from 'n8n-workflow';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { sublimeSearch } = require('@n8n/utils/search/sublime-search') as {
+	sublimeSearch: <T>(filter: string, items: T[]) => Array<{ score: number; item: T }>;
+};
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { reRankSearchResults } = require('@n8n/utils/search/re-rank-search-results') as {
+	reRankSearchResults: <T>(results: Array<{ score: number; item: T }>, factors: Record<string, Record<string, number>>) => Array<{ score: number; item: T }>;
+};
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const PACKAGE = 'n8n-nodes-model-gateway';
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[] } };
+
+interface Entry {
+	key: string;
+	displayName: string;
+	alias?: string[];
+	categories?: string[];
+	ai?: string[];
+	popularity?: number;
+}
+/** What the panel's search sees of a node (an INodeCreateElement, trimmed). */
+interface SearchItem {
+	key: string;
+	properties: { displayName: string; codex: { alias?: string[]; categories?: string[]; subcategories?: { AI?: string[] } } };
+}
+
+const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'n8n-node-search-2.41.1.json'), 'utf8')) as { n8n: string; nodes: Entry[] };
+
+function ourNodes(): Array<Entry & { description: INodeTypeDescription }> {
+	return manifest.n8n.nodes.map((file) => {
+		const built = path.join(ROOT, file);
+		if (!fs.existsSync(built)) throw new Error(`${file} is not built: run \`npm run build\` first`);
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		const exported = require(built) as Record<string, new () => { description: INodeTypeDescription }>;
+		const { description } = new (Object.values(exported)[0])();
+		const codex = JSON.parse(fs.readFileSync(built.replace(/\.js$/, '.json'), 'utf8'));
+		return { key: `${PACKAGE}.${description.name}`, displayName: description.displayName, alias: codex.alias, categories: codex.categories, ai: codex.subcategories?.AI, description };
+	});
+}
+
+const OURS = ourNodes();
+const byName = (name: string) => {
+	const node = OURS.find((n) => n.description.name === name);
+	if (!node) throw new Error(`no node ${name} in package.json`);
+	return node;
+};
+
+const toItem = (n: Entry): SearchItem => ({ key: n.key, properties: { displayName: n.displayName, codex: { alias: n.alias, categories: n.categories, subcategories: n.ai ? { AI: n.ai } : undefined } } });
+/** useViewStacks' filterOutAiNodes: with no AI node on the canvas, only AI root nodes stay. */
+const rootView = (n: Entry) => !n.categories?.includes('AI') || (n.ai ?? []).includes('Root Nodes');
+const popularity = Object.fromEntries(fixture.nodes.filter((n) => n.popularity).map((n) => [n.key, n.popularity! * 100]));
+
+/** The panel's result list for `query`: node keys, best first. */
+function search(query: string, { aiCanvas = false } = {}): string[] {
+	const nodes = [...fixture.nodes, ...OURS].filter((n) => aiCanvas || rootView(n));
+	return reRankSearchResults(sublimeSearch(query.toLowerCase(), nodes.map(toItem)) ?? [], { popularity }).map(({ item }) => item.key);
+}
+const rankOf = (query: string, name: string, options?: { aiCanvas?: boolean }) => search(query, options).indexOf(`${PACKAGE}.${name}`) + 1;
+
+describe("n8n's node search", () => {
+	it('is the one of n8n 2.41.1, with its nodes', () => {
+		expect(fixture.n8n).toBe('2.41.1');
+		expect(fixture.nodes.length).toBeGreaterThan(400);
+		// Sanity of the port: n8n's own nodes are found as in the editor.
+		expect(search('http')[0]).toBe('n8n-nodes-base.httpRequest');
+		expect(search('openai')).toContain('@n8n/n8n-nodes-langchain.openAi');
+	});
+
+	it('"claude", "anthropic" and "messages" find Gateway Messages', () => {
+		for (const query of ['claude', 'anthropic', 'messages']) expect(rankOf(query, 'gatewayMessages')).toBeGreaterThan(0);
+		expect(rankOf('messages', 'gatewayMessages')).toBe(1);
+	});
+
+	it('"model gateway", "relay" and "new-api" find every node of ours, first', () => {
+		for (const query of ['model gateway', 'relay', 'new-api']) {
+			const results = search(query, { aiCanvas: true });
+			const ours = OURS.map((n) => n.key);
+			expect(results.slice(0, ours.length).sort()).toEqual([...ours].sort());
+		}
+	});
+
+	// Built-in nodes get up to +100 for popularity; ours match as exactly as a match can (the word
+	// is an alias), so only n8n's popular nodes with the same word come before them.
+	it.each([
+		['video', ['gatewayVideoGenerate'], 5],
+		['image', ['gatewayImageGenerate'], 10],
+		['chat', ['gatewayChat', 'gatewayMessages'], 12],
+	])('"%s" ranks %j near the top (within %d)', (query, names, within) => {
+		for (const name of names) {
+			const rank = rankOf(query, name);
+			expect(rank).toBeGreaterThan(0);
+			expect(rank).toBeLessThanOrEqual(within);
+		}
+	});
+
+	it('the chat model is found by "chat" where n8n shows sub-nodes (an AI node on the canvas)', () => {
+		const model = OURS.find((n) => n.description.name === 'gatewayChatModel');
+		if (!model) return; // not in package.json yet
+		expect(rankOf('chat model', 'gatewayChatModel', { aiCanvas: true })).toBeGreaterThan(0);
+		expect(rankOf('model gateway', 'gatewayChatModel', { aiCanvas: true })).toBeGreaterThan(0);
+	});
+
+	it('"openai" no longer finds Gateway Plant Create', () => {
+		expect(rankOf('openai', 'gatewayPlantCreate')).toBe(0);
+		expect(rankOf('openai', 'gatewayPlantCreate', { aiCanvas: true })).toBe(0);
+	});
+});
+
+describe('node descriptions (the text under the name in the panel and the node details)', () => {
+	it.each(OURS.map((n) => [n.description.name, n.description.description] as const))('%s: says what it does, without HTTP paths or wire fields', (_name, text) => {
+		expect(text.length).toBeGreaterThan(20);
+		expect(text).not.toMatch(/\/v1|\/plants|\b(POST|GET)\b|https?:|[a-z]_[a-z]/);
+	});
+
+	it('Gateway Video Generate lists its main action first, then the steps in the order they run', () => {
+		const operation = byName('gatewayVideoGenerate').description.properties.find((p) => p.name === 'operation');
+		const options = (operation?.options ?? []) as Array<{ value: string; action?: string }>;
+		expect(options.map((o) => o.value)).toEqual(['generate', 'submit', 'getStatus', 'download']);
+		expect(options[0].action).toBe('Generate a video and wait for it');
+		expect(operation?.default).toBe('generate');
+	});
+
+	it("each Task ID field's hint speaks about its own operation", () => {
+		const taskIds = byName('gatewayVideoGenerate').description.properties.filter((p) => p.name === 'taskId');
+		const hintFor = (operation: string) => taskIds.find((p) => (p.displayOptions?.show?.operation as string[] | undefined)?.includes(operation))?.hint ?? '';
+		expect(hintFor('getStatus')).toMatch(/once/);
+		expect(hintFor('getStatus')).not.toMatch(/Download/);
+		expect(hintFor('download')).toMatch(/Download/);
+		for (const field of taskIds) expect(field.placeholder).toMatch(/^e\.g\. /);
+	});
+});
