@@ -3,7 +3,7 @@
 // in one run, each checked against its goal (issue 6). Prints one table (markdown, on stdout;
 // progress goes to stderr) and writes everything measured to <out>/results.json.
 //
-//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit] [--out DIR]
+//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit,pollbudget,agent] [--out DIR]
 //
 // Times of n8n runs are the node execution times n8n itself records in its run data
 // (scripts/n8n/headless.js reads them). A missed goal is a FAIL row, not an error: the exit
@@ -23,6 +23,7 @@ const { median } = require('./aggregation');
 const { peakWithin, sampleProcessTree } = require('./procTree');
 const W = require('./workflows');
 const { startTokenBucketProxy } = require('./tokenBucket');
+const { measureAgentModels } = require('./chatModel');
 
 const ROOT = path.resolve(__dirname, '..');
 const MIB = 1024 * 1024;
@@ -330,6 +331,65 @@ async function measureRateLimits({ runtime, credentials, out, limitedBaseUrl, pr
 	return rows;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Many videos: the status checks of one run stay within its budget (issue 14)
+
+const POLL_BUDGET = { videos: 200, perSecond: 10, intervalMs: 5000 };
+
+/** Peak number of requests within any 1 s window. */
+function peakPerSecond(times) {
+	const sorted = [...times].sort((a, b) => a - b);
+	let peak = 0;
+	for (let start = 0, end = 0; end < sorted.length; end++) {
+		while (sorted[end] - sorted[start] >= 1000) start++;
+		peak = Math.max(peak, end - start + 1);
+	}
+	return peak;
+}
+
+async function measurePollBudget({ runtime, credentials, out, gateway }) {
+	const { videos, perSecond, intervalMs } = POLL_BUDGET;
+	log(`poll budget: ${videos} videos in one Generate run, done on their 3rd status check, budget ${perSecond} checks/s`);
+	const from = gateway.requests.length;
+	const workflow = W.videoWorkflow('mgwBenchPoll001', { count: videos, download: false, concurrency: 20 });
+	const results = await runBatch({ runtime, credentials, workflows: [workflow], name: 'pollbudget', out });
+	const node = results.mgwBenchPoll001?.nodes?.[W.MEASURED];
+	const polls = gateway.requests.slice(from).filter((r) => r.method === 'GET' && /^\/v1\/video\/generations\/[^/]+$/.test(r.path));
+	const lastPollOf = new Map();
+	for (const poll of polls) lastPollOf.set(poll.path, poll.time);
+	const finishes = [...lastPollOf.values()];
+	const spread = finishes.length ? Math.max(...finishes) - Math.min(...finishes) : undefined;
+	// One round of checks at the budget's pace (its checks are spaced 10 % wider than 1/budget).
+	const round = Math.max(intervalMs, (videos / perSecond) * 1000 * 1.1);
+	const peak = peakPerSecond(polls.map((poll) => poll.time));
+	const done = (node?.items ?? []).filter((item) => item.json?.status === 'SUCCESS').length;
+	const problem = done !== videos ? `${done} of ${videos} videos succeeded` : undefined;
+	return [
+		row({
+			id: '8a',
+			what: `Gateway Video Generate, ${videos} videos done on their 3rd check, budget ${perSecond} checks/s: peak status checks in any second`,
+			ours: `${peak} per second (${polls.length} checks)`,
+			baseline: `budget ${perSecond}`,
+			ratio: peak / perSecond,
+			goal: '≤ 1×',
+			pass: peak <= perSecond,
+			how: "status requests counted by the loopback gateway's log, sliding 1 s window",
+			problem,
+		}),
+		row({
+			id: '8b',
+			what: `The same run: time between the first and the last video to finish, vs one round of checks (max(Poll Interval, videos / budget, spaced 10 % wider))`,
+			ours: fmtMs(spread),
+			baseline: `one round = ${fmtMs(round)}`,
+			ratio: spread / round,
+			goal: '≤ 1.1×',
+			pass: spread !== undefined && spread <= round * 1.1,
+			how: `finish = a task's last status check at the gateway; node time ${fmtMs(node?.executionTimeMs)}`,
+			problem,
+		}),
+	];
+}
+
 async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const want = (part) => !options.only || options.only.has(part);
@@ -470,8 +530,28 @@ async function main() {
 			}
 		}
 
+		// 8. Many videos: one run's status checks within its budget.
+		if (want('pollbudget')) rows.push(...(await measurePollBudget({ runtime, credentials, out: options.out, gateway: fast })));
+
 		// 7. Rate limits: their own n8n batch, one workflow at a time, each with its own token bucket.
 		if (want('ratelimit')) rows.push(...(await measureRateLimits({ runtime, credentials, out: options.out, limitedBaseUrl: proxy.baseUrl, proxy })));
+
+		// 8. The Gateway Chat Model as an AI Agent's model, against n8n's own OpenAI Chat Model (bench/chatModel.js).
+		if (want('agent')) {
+			const agent = await measureAgentModels({ runtime, out: options.out, repeats: options.repeats, log });
+			record.agentModels = agent;
+			rows.push(
+				timesRow({
+					id: '9',
+					what: `AI Agent over ${agent.items} items, one Calculator call each: Gateway Chat Model vs n8n's OpenAI Chat Model (Responses API off), both at the same loopback gateway answering at once`,
+					ours: agent.ours,
+					baseline: agent.openAi,
+					baselineLabel: "n8n's OpenAI Chat Model",
+					max: 1.1,
+					how: `the agent's span in n8n run data (items ready to last answer; ${agent.ours.modelCalls ?? '–'} model calls each), medians of ${options.repeats}, alternating`,
+				}),
+			);
+		}
 
 		// 3. Memory: each video in its own n8n process. What counts is the peak resident memory while
 		// the node ran (its start and duration from n8n's run data), not n8n's start-up peak, which

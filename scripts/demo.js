@@ -118,6 +118,11 @@ function tokens(usage) {
 
 // One summariser per node of this package: (node run, node name, node parameters, output folder) -> lines.
 const SUMMARISERS = {
+	gatewayChatModel(run) {
+		const calls = (run.runs ?? [run]).map((r) => r.connectionOutputs?.ai_languageModel?.[0]?.[0]?.json ?? {});
+		const used = calls.reduce((sum, call) => sum + (call.tokenUsage?.totalTokens ?? 0), 0);
+		return [`${plural(calls.length, 'model call')} for the agent, ${used} tokens (the gateway's counts)`];
+	},
 	gatewayImageGenerate(run, name, _params, out) {
 		const images = okItems(run.items);
 		const cost = images.reduce((sum, item) => sum + (Number(item.json.estimatedCostUsd) || 0), 0);

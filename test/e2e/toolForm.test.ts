@@ -39,7 +39,7 @@ describeWorkflow('mgwTool0001', 'Gateway Plant Create as a tool, with a call it 
 	it('is offered to the model with the $fromAI() fields as its parameters', () => {
 		expect(workflowResult(results(), id).status).toBe('success');
 		const tool = offeredTool('Maidenhair Fern', 'Create_Plant');
-		expect(tool?.description).toBe('Create a plant in the sample plant store of the Model Gateway (POST /plants)');
+		expect(tool?.description).toBe('Create a plant in the sample plant store of your model gateway');
 		expect(Object.keys(tool?.parameters.properties ?? {}).sort()).toEqual(['id', 'name']);
 	});
 

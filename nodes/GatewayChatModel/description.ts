@@ -1,0 +1,44 @@
+/**
+ * The panel of the Gateway Chat Model: the model, and the options an AI node's model needs. Each
+ * option says which chat-completions field it becomes; nothing is sent that was not set.
+ */
+import type { INodeProperties } from 'n8n-workflow';
+
+import { chatTimeoutOption, effortOption } from '../shared/chatDescriptions';
+import { modelField } from '../shared/descriptions';
+
+export const DEFAULT_MODEL = 'chat-sonnet-5';
+
+export const chatModelProperties: INodeProperties[] = [
+	modelField(DEFAULT_MODEL, 'searchChatModels', {
+		description: 'The chat model that answers the AI node: pick one the gateway offers (chat models only), or enter any model ID',
+	}),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			effortOption('reasoning_effort'),
+			{
+				displayName: 'Max Tokens',
+				name: 'maxTokens',
+				type: 'number',
+				typeOptions: { minValue: 1, numberPrecision: 0 },
+				default: 4096,
+				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: the gateway decides.',
+				hint: 'At most 128000 (64000 for chat-haiku-4-5). Models the node does not know are not limited here.',
+			},
+			{
+				displayName: 'Temperature',
+				name: 'temperature',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
+				default: 1,
+				description: 'Randomness of the answers, 0 to 2 (`temperature`). Lower is more focused.',
+			},
+			chatTimeoutOption,
+		],
+	},
+];

@@ -1,0 +1,243 @@
+/**
+ * The Gateway Chat Model as the AI node SDK sees it: a `BaseChatModel` whose `generate` and
+ * `stream` go through the package's own transport (GatewayClient), so an AI Agent or chain gets
+ * what every other node here gives: a bare 429 retried with the execution's shared backoff, 5xx
+ * and dropped connections retried as the official SDKs do, one hard deadline per request, errors
+ * in plain words, and the key masked out of every message.
+ *
+ * Decision: this, not the SDK's OpenAI-compatible path (`supplyModel(ctx, { type: 'openai', … })`,
+ * n8n's own LangChain OpenAI client). Measured in n8n 2.41.1 against the loopback and the hostile
+ * gateways with an AI Agent, the SDK path failed a bare 429 at once after one request ("The
+ * service is receiving too many requests from you"; this model: sent again after ~0.6 s, run
+ * succeeds); waited on a relay sending only keep-alive comments until n8n's 90 s workflow timeout
+ * although its timeout was 5 s (this model: ends at 5.2 s); printed the secret part of the key a
+ * 401 quoted; turned an error inside a 200 answer into "Cannot read properties of undefined"; and
+ * called an unknown model "Service unavailable - try again later". Its strengths were equal here:
+ * both ran two parallel streamed tool calls and reported real streamed token usage, and the agent
+ * time of `npm run bench` row 8 is within 1.1x of n8n's OpenAI Chat Model.
+ *
+ * The SDK's adapter for a model of one's own (0.31.1) has three gaps, closed here and measured
+ * with a naive variant (streamed calls forwarded piece by piece, no usage correction): it garbled
+ * two streamed parallel calls (a call came back changed, and the gateway refused it); it
+ * showed estimates instead of the token counts of streamed answers; and it passes LangChain's call
+ * options, whose abort signal is `signal`, not the SDK's `abortSignal`. So:
+ * - streamed tool calls are handed over whole, one chunk per call under its own id (closingChunks
+ *   in wire.ts): the adapter puts every streamed tool-call piece at index 0, and LangChain joins
+ *   pieces at the same index unless their ids differ;
+ * - usage.ts makes n8n read a streamed answer's usage under LangChain's names too;
+ * - both signals are honoured (supply.ts, clientWithSignal), besides the execution's own cancel
+ *   signal in the transport.
+ */
+import type { INode } from 'n8n-workflow';
+
+import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
+
+import { peekStream } from '../shared/binary';
+import { StreamFault } from '../shared/chatCall';
+import { asNodeError } from '../shared/edge';
+import { GatewayError, errorFromParsed, isErrorShape, missingResultError, quoteStart, readErrorFields } from '../shared/errors';
+import { readServerSentEvents } from '../shared/sse';
+import type { ByteStream, GatewayClient } from '../shared/transport';
+import { ChatCompletionStream } from '../GatewayChat/reply';
+import type { ChatCompletion } from '../GatewayChat/reply';
+import { closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
+import type { ModelSettings, WireTool } from './wire';
+
+const PATH = '/v1/chat/completions';
+export const WHAT = 'The chat model request';
+const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off streaming in the AI node.';
+
+export interface GatewayModelDeps {
+	/** The execution's client: its credential, backoff and cancel signal. */
+	client: GatewayClient;
+	/**
+	 * The client for a call with a signal of its own (LangChain's `signal`): the same credential,
+	 * stopped by that signal as well as by the execution's. The execution's client when there is
+	 * none, or when it is the execution's own (what n8n's AI Agent passes).
+	 */
+	clientFor: (signal: AbortSignal | undefined) => Promise<GatewayClient>;
+	node: INode;
+	settings: ModelSettings;
+	/** The hard limit for one answer, streamed or not. */
+	deadlineMs: number;
+	/** A tool's parameters as JSON schema (the SDK's getParametersJsonSchema: zod or JSON schema). */
+	schemaOf: (tool: FunctionTool) => unknown;
+}
+
+/** What the adapter passes as `config`: LangChain's call options, with `signal` and `stop`. */
+type CallConfig = ChatModelConfig & { signal?: AbortSignal; stop?: unknown };
+
+function signalOf(config: CallConfig | undefined): AbortSignal | undefined {
+	const signals = [config?.signal, config?.abortSignal].filter((signal): signal is AbortSignal => signal instanceof AbortSignal);
+	if (signals.length <= 1) return signals[0];
+	return AbortSignal.any(signals);
+}
+
+function stopOf(config: CallConfig | undefined): string[] | undefined {
+	const stop = config?.stop ?? config?.stopSequences;
+	if (typeof stop === 'string') return [stop];
+	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
+}
+
+/** A failure while reading a stream, as a GatewayError; `readFailure` knows the attempt (deadline, Stop, network). */
+export function streamFailure(error: unknown, readFailure: (error: unknown) => GatewayError): GatewayError {
+	if (error instanceof GatewayError) return error;
+	if (error instanceof StreamFault) {
+		// The same words as the same error in a whole answer.
+		if (error.payload !== undefined) return errorFromParsed(WHAT, undefined, readErrorFields(error.payload));
+		return new GatewayError({
+			kind: 'protocol',
+			headline: `${WHAT} failed: ${error.problem}`,
+			gatewayMessage: error.sent !== undefined ? quoteStart(error.sent, 200) : undefined,
+			hint: STREAM_HINT,
+		});
+	}
+	const failure = readFailure(error);
+	if (failure.kind === 'network') failure.hint = STREAM_HINT;
+	return failure;
+}
+
+/** The first character that is not white space, without consuming it; '' for an empty body. */
+async function firstCharacter(stream: ByteStream): Promise<string> {
+	for (let size = 1; ; ) {
+		const head = await peekStream(stream, size);
+		const text = head.toString('latin1').trimStart();
+		if (text !== '' || stream.readableEnded || head.length < size) return text.charAt(0);
+		size = head.length + 1;
+	}
+}
+
+async function readAll(stream: ByteStream): Promise<string> {
+	const parts: Buffer[] = [];
+	for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+	return Buffer.concat(parts).toString('utf8');
+}
+
+function checkedCompletion(completion: ChatCompletion): ChatCompletion {
+	const missing = replyProblem(completion);
+	if (missing) throw missingResultError(WHAT, missing, completion);
+	return completion;
+}
+
+/** A relay that ignored `stream` and answered with one JSON object. */
+function wholeAnswer(text: string): ChatCompletion {
+	let body: unknown;
+	try {
+		body = JSON.parse(text);
+	} catch {
+		throw StreamFault.broken('the gateway answered with neither an event stream nor JSON', text);
+	}
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) throw StreamFault.broken('the gateway answered with JSON that is not an object', text);
+	// An error in place of the answer (`{"error":…}`, `{"success":false,…}`, …) reads as the same error would unstreamed.
+	if (isErrorShape(body)) throw StreamFault.reported(body);
+	return checkedCompletion(body as ChatCompletion);
+}
+
+type SdkBaseChatModel = typeof BaseChatModel;
+
+const wireToolCache = new WeakMap<Tool, WireTool[]>();
+
+/** The Gateway Chat Model: the SDK's ChatModel, made from what supplyData read and built. */
+export type GatewayChatModelClass = new (deps: GatewayModelDeps) => ChatModel & { readonly deps: GatewayModelDeps };
+
+const classes = new WeakMap<SdkBaseChatModel, GatewayChatModelClass>();
+
+/**
+ * The model class on top of the SDK's BaseChatModel, which n8n provides at run time (the SDK is
+ * loaded inside supplyData, never at the top of a file: see sdk.ts). One class per SDK instance.
+ */
+export function gatewayChatModelClass(Base: SdkBaseChatModel): GatewayChatModelClass {
+	let defined = classes.get(Base);
+	if (!defined) {
+		defined = defineModel(Base);
+		classes.set(Base, defined);
+	}
+	return defined;
+}
+
+function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
+	return class GatewayChatModel extends Base {
+		constructor(readonly deps: GatewayModelDeps) {
+			super('model-gateway', deps.settings.model);
+		}
+
+		private body(messages: Message[], config: CallConfig | undefined, stream: boolean) {
+			return requestBody(this.deps.settings, toWireMessages(messages), this.wireTools(), { stream, stop: stopOf(config) });
+		}
+
+		/** The tools in the wire format, converted once per tool (a zod schema's conversion costs time on every turn). */
+		private wireTools(): WireTool[] {
+			return this.tools.flatMap((tool) => {
+				let wire = wireToolCache.get(tool);
+				if (!wire) {
+					wire = toWireTools([tool], this.deps.schemaOf);
+					wireToolCache.set(tool, wire);
+				}
+				return wire;
+			});
+		}
+
+		/** Any failure as the n8n error the agent shows: our words, the gateway's quoted, the key masked. */
+		private nodeError(error: unknown) {
+			return asNodeError(this.deps.node, error, undefined, this.deps.client.masker);
+		}
+
+		/**
+		 * A streamed run's failure: n8n shows a chat only the error's description, so it carries the
+		 * whole message too, not only the hint.
+		 */
+		private streamError(error: unknown) {
+			const nodeError = this.nodeError(error);
+			nodeError.description = [nodeError.message, nodeError.description].filter(Boolean).join('. ');
+			return nodeError;
+		}
+
+		async generate(messages: Message[], config?: CallConfig): Promise<GenerateResult> {
+			try {
+				const client = await this.deps.clientFor(signalOf(config));
+				const completion = await client.json<ChatCompletion>({ path: PATH, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, what: WHAT });
+				return generateResultOf(checkedCompletion(completion));
+			} catch (error) {
+				throw this.nodeError(error);
+			}
+		}
+
+		async *stream(messages: Message[], config?: CallConfig): AsyncGenerator<StreamChunk, void, undefined> {
+			let response: Awaited<ReturnType<GatewayClient['stream']>>;
+			try {
+				const client = await this.deps.clientFor(signalOf(config));
+				// The transport ends the stream at the deadline or when a signal aborts.
+				response = await client.stream({ path: PATH, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, what: WHAT });
+			} catch (error) {
+				throw this.streamError(error);
+			}
+			const body = response.body;
+			try {
+				// A stream is recognised by its body: relays send it as text/plain or with no type, and
+				// some ignore `stream` and answer with one JSON object.
+				if ((await firstCharacter(body)) === '{') {
+					const completion = wholeAnswer(await readAll(body));
+					const text = generateResultOf(completion).message.content.find((part) => part.type === 'text');
+					if (text && text.type === 'text' && text.text !== '') yield { type: 'text-delta', delta: text.text };
+					yield* closingChunks(completion);
+					return;
+				}
+				const reader = new ChatCompletionStream();
+				for await (const events of readServerSentEvents(body)) {
+					for (const event of events) {
+						const text = reader.take(event);
+						if (text) yield { type: 'text-delta', delta: text };
+						if (reader.finished) break;
+					}
+					if (reader.finished) break;
+				}
+				if (!reader.finished) throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
+				yield* closingChunks(checkedCompletion(reader.reply()));
+			} catch (error) {
+				throw this.streamError(streamFailure(error, response.failure));
+			} finally {
+				if (!body.readableEnded && !body.destroyed) body.destroy();
+			}
+		}
+	};
+}

@@ -1,0 +1,81 @@
+/**
+ * What n8n gets from the node: the Gateway Chat Model (model.ts) handed to the AI node SDK's
+ * `supplyModel`, which wraps it for the AI Agent, the chains and n8n's tracing of tokens.
+ */
+import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
+
+import { readChatDeadline, readEffort, readOptionalNumber } from '../shared/chatInput';
+import { findModel } from '../shared/models';
+import { GatewayClient } from '../shared/transport';
+import { fieldError, readInteger, readModelId } from '../shared/validate';
+import { gatewayChatModelClass } from './model';
+import { loadAiNodeSdk } from './sdk';
+import type { AiNodeSdk } from './sdk';
+import { keepStreamedTokenUsage } from './usage';
+import type { ModelSettings } from './wire';
+
+export interface ModelInput {
+	settings: ModelSettings;
+	deadlineMs: number;
+}
+
+/**
+ * The panel's values, checked before anything is sent. The shared readers take the functions of
+ * a regular node; of those they use only getNodeParameter and getNode, which a sub-node has too.
+ */
+export function readModelInput(ctx: ISupplyDataFunctions, itemIndex: number): ModelInput {
+	const fns = ctx as unknown as IExecuteFunctions;
+	const model = readModelId(fns, itemIndex);
+	const options = (ctx.getNodeParameter('options', itemIndex, {}) ?? {}) as IDataObject;
+	const settings: ModelSettings = { model };
+	if (options.maxTokens !== undefined && options.maxTokens !== null && options.maxTokens !== '') {
+		settings.maxTokens = readInteger(fns, itemIndex, options.maxTokens, 'Max Tokens', { min: 1 });
+		const limit = findModel(model)?.maxOutputTokens;
+		if (limit !== undefined && settings.maxTokens > limit) {
+			throw fieldError(fns, itemIndex, 'Max Tokens', `must be at most ${limit} for ${model}, not ${settings.maxTokens}`, `${model} writes at most ${limit} tokens per answer.`);
+		}
+	}
+	const temperature = readOptionalNumber(fns, itemIndex, options.temperature, 'Temperature', { min: 0, max: 2 });
+	if (temperature !== undefined) settings.temperature = temperature;
+	const effort = readEffort(fns, itemIndex, options.effort);
+	if (effort !== undefined) settings.effort = effort;
+	return { settings, deadlineMs: readChatDeadline(fns, itemIndex, options) };
+}
+
+/**
+ * A client stopped by `signal` as well as by the execution's cancel signal. The transport takes
+ * its cancel signal from the context, so this one sees a context whose cancel signal is both.
+ * n8n's AI Agent passes the execution's own signal: then the execution's client serves, with the
+ * backoff it shares with every other call of the run.
+ */
+async function clientWithSignal(ctx: ISupplyDataFunctions, client: GatewayClient, signal: AbortSignal | undefined): Promise<GatewayClient> {
+	const execution = client.cancelSignal;
+	if (!signal || signal === execution) return client;
+	const both = execution ? AbortSignal.any([execution, signal]) : signal;
+	const scoped = {
+		getCredentials: async (type: string) => await ctx.getCredentials(type),
+		getNode: () => ctx.getNode(),
+		getExecutionCancelSignal: () => both,
+		helpers: ctx.helpers,
+	};
+	return await GatewayClient.create(scoped as unknown as IExecuteFunctions);
+}
+
+/** `load` is for tests: n8n's own SDK is what the node uses. */
+export async function supplyGatewayChatModel(ctx: ISupplyDataFunctions, itemIndex: number, load?: () => Promise<AiNodeSdk>): Promise<SupplyData> {
+	const sdk = await loadAiNodeSdk(ctx.getNode(), load);
+	const { settings, deadlineMs } = readModelInput(ctx, itemIndex);
+	// The transport needs what every n8n context has: the credential, the node, httpRequest and the cancel signal.
+	const client = await GatewayClient.create(ctx as unknown as IExecuteFunctions);
+	const GatewayChatModel = gatewayChatModelClass(sdk.BaseChatModel);
+	const model = new GatewayChatModel({
+		client,
+		clientFor: async (signal) => await clientWithSignal(ctx, client, signal),
+		node: ctx.getNode(),
+		settings,
+		deadlineMs,
+		schemaOf: (tool) => sdk.getParametersJsonSchema(tool),
+	});
+	const supplied = sdk.supplyModel(ctx, model);
+	return { ...supplied, response: keepStreamedTokenUsage(supplied.response) };
+}

@@ -1,0 +1,242 @@
+/**
+ * The chat-completions wire format for the Gateway Chat Model, as pure functions: n8n's messages
+ * and tools (the AI node SDK's shapes) into a `POST /v1/chat/completions` body, and the gateway's
+ * answer (whole, or rebuilt from its stream) back into the SDK's result and stream chunks.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import type { FinishReason, FunctionTool, GenerateResult, Message, MessageContent, StreamChunk, TokenUsage, Tool } from '@n8n/ai-node-sdk';
+
+/** What the node's panel sets; each is sent only when set. */
+export interface ModelSettings {
+	model: string;
+	maxTokens?: number;
+	temperature?: number;
+	/** `reasoning_effort`: low, medium, high, xhigh, max. */
+	effort?: string;
+}
+
+/** A tool as the chat-completions format offers it. */
+export interface WireTool {
+	type: 'function';
+	function: { name: string; description?: string; parameters: IDataObject };
+}
+
+export interface WireToolCall {
+	id: string;
+	type: 'function';
+	function: { name: string; arguments: string };
+}
+
+export interface WireMessage extends IDataObject {
+	role: string;
+}
+
+const textOf = (content: MessageContent[]): string =>
+	content
+		.filter((part): part is Extract<MessageContent, { type: 'text' }> => part.type === 'text')
+		.map((part) => part.text)
+		.join('');
+
+function dataUrl(part: Extract<MessageContent, { type: 'file' }>): string | undefined {
+	const url = part.providerMetadata?.url;
+	if (typeof url === 'string' && url !== '') return url;
+	if (typeof part.data !== 'string' || part.data === '') return undefined;
+	if (part.data.startsWith('data:') || /^https?:\/\//.test(part.data)) return part.data;
+	return `data:${part.mediaType ?? 'application/octet-stream'};base64,${part.data}`;
+}
+
+/** A user message: plain text, or content parts when it carries images. */
+function userContent(content: MessageContent[]): string | IDataObject[] {
+	const images = content.filter((part) => part.type === 'file' && (part.mediaType ?? '').startsWith('image/'));
+	if (images.length === 0) return textOf(content);
+	const parts: IDataObject[] = [];
+	for (const part of content) {
+		if (part.type === 'text' && part.text !== '') parts.push({ type: 'text', text: part.text });
+		if (part.type === 'file') {
+			const url = dataUrl(part);
+			if (url) parts.push({ type: 'image_url', image_url: { url } });
+		}
+	}
+	return parts;
+}
+
+/** A tool's result as the text the model reads. */
+function resultText(result: unknown): string {
+	if (typeof result === 'string') return result;
+	if (Array.isArray(result)) {
+		// Content blocks (n8n's own shape for a tool message with parts): their text.
+		const texts = result.map((part) => (typeof (part as IDataObject)?.text === 'string' ? ((part as IDataObject).text as string) : undefined));
+		if (texts.every((text) => text !== undefined)) return texts.join('');
+	}
+	return JSON.stringify(result) ?? String(result);
+}
+
+/** n8n's conversation as chat-completions messages; a tool message becomes one message per result. */
+export function toWireMessages(messages: readonly Message[]): WireMessage[] {
+	const wire: WireMessage[] = [];
+	for (const message of messages) {
+		if (message.role === 'tool') {
+			for (const part of message.content) {
+				if (part.type === 'tool-result') wire.push({ role: 'tool', tool_call_id: part.toolCallId, content: resultText(part.result) });
+			}
+			continue;
+		}
+		if (message.role === 'assistant') {
+			const calls = message.content
+				.filter((part): part is Extract<MessageContent, { type: 'tool-call' }> => part.type === 'tool-call')
+				.map((part): WireToolCall => ({ id: part.toolCallId ?? '', type: 'function', function: { name: part.toolName, arguments: part.input || '{}' } }));
+			const text = textOf(message.content);
+			const entry: WireMessage = { role: 'assistant', content: calls.length && text === '' ? null : text };
+			if (calls.length) entry.tool_calls = calls as unknown as IDataObject[];
+			wire.push(entry);
+			continue;
+		}
+		if (message.role === 'user') {
+			wire.push({ role: 'user', content: userContent(message.content) });
+			continue;
+		}
+		wire.push({ role: 'system', content: textOf(message.content) });
+	}
+	return wire;
+}
+
+/** The SDK's function tools as chat-completions tools; `schemaOf` gives a tool's JSON schema (zod or JSON). */
+export function toWireTools(tools: readonly Tool[], schemaOf: (tool: FunctionTool) => unknown): WireTool[] {
+	return tools
+		.filter((tool): tool is FunctionTool => tool.type === 'function')
+		.map((tool) => {
+			const schema = schemaOf(tool);
+			const parameters = typeof schema === 'object' && schema !== null ? (schema as IDataObject) : { type: 'object', properties: {} };
+			const fn: WireTool['function'] = { name: tool.name, parameters };
+			if (tool.description) fn.description = tool.description;
+			return { type: 'function', function: fn };
+		});
+}
+
+/** The request body. `stop` comes from the calling chain (e.g. a ReAct agent), never from the panel. */
+export function requestBody(settings: ModelSettings, messages: WireMessage[], tools: WireTool[], options: { stream: boolean; stop?: string[] }): IDataObject {
+	const body: IDataObject = { model: settings.model, messages };
+	if (settings.maxTokens !== undefined) body.max_tokens = settings.maxTokens;
+	if (settings.temperature !== undefined) body.temperature = settings.temperature;
+	if (settings.effort !== undefined) body.reasoning_effort = settings.effort;
+	if (options.stop?.length) body.stop = options.stop;
+	if (tools.length) body.tools = tools as unknown as IDataObject[];
+	if (options.stream) {
+		body.stream = true;
+		// Relays send the token count of a stream only when asked.
+		body.stream_options = { include_usage: true };
+	}
+	return body;
+}
+
+export function finishReasonOf(reason: unknown): FinishReason {
+	switch (reason) {
+		case 'stop':
+			return 'stop';
+		case 'length':
+			return 'length';
+		case 'tool_calls':
+		case 'function_call':
+			return 'tool-calls';
+		case 'content_filter':
+			return 'content-filter';
+		default:
+			return 'other';
+	}
+}
+
+const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/** The gateway's `usage` in the SDK's words; undefined when the gateway sent none. */
+export function usageOf(usage: unknown): TokenUsage | undefined {
+	if (typeof usage !== 'object' || usage === null) return undefined;
+	const u = usage as IDataObject;
+	const promptTokens = count(u.prompt_tokens) ?? count(u.input_tokens);
+	const completionTokens = count(u.completion_tokens) ?? count(u.output_tokens);
+	if (promptTokens === undefined && completionTokens === undefined) return undefined;
+	const result: TokenUsage = {
+		promptTokens: promptTokens ?? 0,
+		completionTokens: completionTokens ?? 0,
+		totalTokens: count(u.total_tokens) ?? (promptTokens ?? 0) + (completionTokens ?? 0),
+	};
+	const cached = count((u.prompt_tokens_details as IDataObject | undefined)?.cached_tokens);
+	const reasoning = count((u.completion_tokens_details as IDataObject | undefined)?.reasoning_tokens);
+	if (cached !== undefined) result.inputTokenDetails = { cacheRead: cached };
+	if (reasoning !== undefined) result.outputTokenDetails = { reasoning };
+	return result;
+}
+
+function contentText(content: unknown): string {
+	if (typeof content === 'string') return content;
+	if (Array.isArray(content)) return content.map((part) => (typeof (part as IDataObject)?.text === 'string' ? ((part as IDataObject).text as string) : '')).join('');
+	return '';
+}
+
+/** The first choice's tool calls, with the ids and names the gateway gave (missing ids made up, so calls never merge). */
+export function toolCallsOf(message: IDataObject): WireToolCall[] {
+	const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as IDataObject[]) : [];
+	const given = (call: IDataObject | undefined) => (typeof call?.id === 'string' && call.id !== '' ? call.id : undefined);
+	const taken = new Set(calls.map(given).filter((id) => id !== undefined));
+	return calls.map((call, index) => {
+		const fn = (call?.function ?? {}) as IDataObject;
+		const args = typeof fn.arguments === 'string' ? fn.arguments : fn.arguments === undefined ? '{}' : JSON.stringify(fn.arguments);
+		let id = given(call);
+		if (id === undefined) {
+			id = `call_${index}`;
+			while (taken.has(id)) id = `${id}_${index}`;
+			taken.add(id);
+		}
+		return { id, type: 'function', function: { name: String(fn.name ?? ''), arguments: args === '' ? '{}' : args } };
+	});
+}
+
+/** What a whole answer lacks to be a reply: at least one choice with a message. */
+export function replyProblem(completion: IDataObject): string | undefined {
+	if (!Array.isArray(completion.choices) || completion.choices.length === 0) return 'choices';
+	const message = (completion.choices[0] as IDataObject | undefined)?.message;
+	if (typeof message !== 'object' || message === null) return 'message in its first choice';
+	return undefined;
+}
+
+/** A whole `chat.completion` as the SDK's result: the text, the tool calls, the finish reason and the real token usage. */
+export function generateResultOf(completion: IDataObject): GenerateResult {
+	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
+	const message = (choice.message ?? {}) as IDataObject;
+	const calls = toolCallsOf(message);
+	const text = contentText(message.content);
+	const content: MessageContent[] = text !== '' || calls.length === 0 ? [{ type: 'text', text }] : [];
+	for (const call of calls) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
+	const providerMetadata: Record<string, unknown> = { finish_reason: choice.finish_reason ?? null };
+	const reasoning = contentText(message.reasoning_content ?? message.reasoning);
+	if (reasoning !== '') providerMetadata.reasoning_content = reasoning;
+	if (typeof completion.model === 'string') providerMetadata.model_name = completion.model;
+	const result: GenerateResult = {
+		finishReason: finishReasonOf(choice.finish_reason),
+		message: { role: 'assistant', content },
+		providerMetadata,
+	};
+	if (typeof completion.id === 'string') {
+		result.id = completion.id;
+		result.message.id = completion.id;
+	}
+	const usage = usageOf(completion.usage);
+	if (usage) result.usage = usage;
+	return result;
+}
+
+/**
+ * The end of a streamed answer as chunks: each tool call whole, under its own id, then the finish
+ * with the usage. Whole calls, because n8n's adapter puts every streamed tool-call piece at
+ * index 0: pieces of two calls would be glued into one unless each carries its call's id.
+ */
+export function closingChunks(completion: IDataObject): StreamChunk[] {
+	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
+	const message = (choice.message ?? {}) as IDataObject;
+	const chunks: StreamChunk[] = toolCallsOf(message).map((call) => ({ type: 'tool-call-delta', id: call.id, name: call.function.name, argumentsDelta: call.function.arguments }));
+	const finish: StreamChunk = { type: 'finish', finishReason: finishReasonOf(choice.finish_reason) };
+	const usage = usageOf(completion.usage);
+	if (usage) finish.usage = usage;
+	chunks.push(finish);
+	return chunks;
+}
