@@ -3,7 +3,7 @@
 // in one run, each checked against its goal (issue 6). Prints one table (markdown, on stdout;
 // progress goes to stderr) and writes everything measured to <out>/results.json.
 //
-//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit,pollbudget,agent] [--out DIR]
+//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit,pollbudget,agent,streaming] [--out DIR]
 //
 // Times of n8n runs are the node execution times n8n itself records in its run data
 // (scripts/n8n/headless.js reads them). A missed goal is a FAIL row, not an error: the exit
@@ -24,6 +24,7 @@ const { peakWithin, sampleProcessTree } = require('./procTree');
 const W = require('./workflows');
 const { startTokenBucketProxy } = require('./tokenBucket');
 const { measureAgentModels } = require('./chatModel');
+const { measureStreaming } = require('./streaming');
 
 const ROOT = path.resolve(__dirname, '..');
 const MIB = 1024 * 1024;
@@ -553,6 +554,30 @@ async function main() {
 			);
 		}
 
+		// 10. Streaming overhead: a streaming Webhook's client vs the gateway's own first text (bench/streaming.js).
+		if (want('streaming')) {
+			const streaming = await measureStreaming({ runtime, out: options.out, repeats: options.repeats, log });
+			record.streaming = streaming;
+			for (const [id, node, label] of [['10a', 'chat', 'Gateway Chat'], ['10b', 'messages', 'Gateway Messages']]) {
+				const m = streaming[node];
+				rows.push(
+					row({
+						id,
+						what: `Streaming Webhook (n8n start, production URL) → ${label} (Stream on, one item), slow loopback stream (first text ~${streaming.targetFirstTextMs} ms, then a frame every ${streaming.paceMs} ms): time to the first text at the webhook client vs the gateway's own time to first text`,
+						ours: `${fmtMs(m.clientMs)} (+${fmtMs(m.addedMs)})`,
+						baseline: `${fmtMs(m.gatewayMs)} (gateway)`,
+						ratio: m.ratio,
+						goal: '≤ 1.1×',
+						pass: m.ratio <= 1.1,
+						how:
+							'client: node:http POST start → first `item` line with text; gateway: request arrival → first answer-text bytes, timed by a pass-through proxy in front of the loopback gateway; ' +
+							`ratio per run, so n8n's and our node's added time (webhook, workflow start, request, stream relay) is all in the numerator; median of ${options.repeats} paired ratios, Chat and Messages alternating`,
+						problem: m.problem,
+					}),
+				);
+			}
+		}
+
 		// 3. Memory: each video in its own n8n process. What counts is the peak resident memory while
 		// the node ran (its start and duration from n8n's run data), not n8n's start-up peak, which
 		// is higher than a streamed download ever gets and would hide one.
@@ -615,7 +640,7 @@ async function main() {
 		await limitedGateway.close();
 	}
 
-	rows.sort((a, b) => a.id.localeCompare(b.id));
+	rows.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
 	record.rows = rows;
 	record.machine = machineLine(runtime, n8nNodeVersion);
 	fs.writeFileSync(path.join(options.out, 'results.json'), JSON.stringify(record, null, 1));

@@ -18,6 +18,7 @@ const CREDENTIAL_IDS = {
 	fastHeader: { id: 'mgwBenchHdrFast1', name: 'Bench header auth (immediate gateway)' },
 	limited: { id: 'mgwBenchLimit01', name: 'Bench gateway (rate-limited)' },
 	limitedHeader: { id: 'mgwBenchHdrLim1', name: 'Bench header auth (rate-limited gateway)' },
+	streaming: { id: 'mgwBenchStream1', name: 'Bench gateway (slow streams, behind a timing proxy)' },
 };
 
 /**
@@ -193,8 +194,54 @@ function videoWorkflow(id, { count, promptTag = '', download = true, concurrency
 	});
 }
 
+/**
+ * Rows 10a/10b: a production Webhook (typeVersion 2.1, Respond: Streaming, POST /webhook/<path>)
+ * → Gateway Chat or Gateway Messages with Stream on, one item: the webhook body's `question` as
+ * the user message. n8n streams the node's text to the webhook caller as JSON lines.
+ */
+function streamingWebhookWorkflow(id, { node, path, webhookId }) {
+	const type = { chat: 'gatewayChat', messages: 'gatewayMessages' }[node];
+	const trigger = {
+		id: nodeId(),
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2.1,
+		position: [0, 0],
+		webhookId,
+		parameters: { httpMethod: 'POST', path, responseMode: 'streaming', options: {} },
+	};
+	const measured = {
+		id: nodeId(),
+		name: MEASURED,
+		type: `${PACKAGE}.${type}`,
+		typeVersion: 1,
+		position: [220, 0],
+		parameters: {
+			model: { __rl: true, mode: 'list', value: CHAT_MODEL },
+			messages: { values: [{ role: 'user', content: '={{ $json.body.question }}' }] },
+			maxTokens: 64,
+			stream: true,
+			options: {},
+		},
+		credentials: { gatewayApi: CREDENTIAL_IDS.streaming },
+	};
+	return {
+		id,
+		name: `Bench: streaming Webhook → ${type}`,
+		nodes: [trigger, measured],
+		connections: { Webhook: { main: [[{ node: MEASURED, type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+		active: false,
+	};
+}
+
+/** The credential of the streaming workflows, at `baseUrl` (the timing proxy). */
+const streamingCredential = ({ baseUrl, key }) => ({ ...CREDENTIAL_IDS.streaming, type: 'gatewayApi', data: { apiKey: key, baseUrl, groupMultiplier: 1 } });
+
 module.exports = {
 	MEASURED,
+	streamingWebhookWorkflow,
+	streamingCredential,
 	benchCredentials,
 	chatWorkflow,
 	httpChatWorkflow,

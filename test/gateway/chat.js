@@ -283,6 +283,7 @@ const STREAM_ERROR = dataFrame({
 /**
  * `[stream-pace:MS]`: every frame of a streamed answer waits MS ms (at most 10 s) after the one
  * before, as a model writes, so a test can see text arrive in pieces at the far end of n8n.
+ * Also used by messages.js for its streams.
  * The answer object is wrapped so each write reports done only after the pause.
  */
 function pacedResponse(res, conversation) {
@@ -378,4 +379,4 @@ async function complete(ctx) {
 	});
 }
 
-module.exports = { complete };
+module.exports = { complete, pacedResponse };

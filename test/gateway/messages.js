@@ -10,6 +10,7 @@ const { eventFrame, magicInterrupt, streamFrames } = require('./sse');
 const { randomHex } = require('./util');
 const { attachmentSummary, messageAttachments } = require('./attachments');
 const { jsonAnswer, NOT_JSON_ANSWER } = require('./json-answer');
+const { pacedResponse } = require('./chat'); // `[stream-pace:MS]`, as in chat streams
 
 const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
 const MIN_THINKING_BUDGET = 1024;
@@ -244,7 +245,7 @@ function streamAnswer(ctx, head, answer, conversation) {
 		eventFrame('message_stop', { type: 'message_stop' }),
 	);
 	const interrupt = magicInterrupt(conversation, textStart, textDeltaCount, STREAM_ERROR);
-	return streamFrames(ctx.res, frames, interrupt, streamContentType(conversation));
+	return streamFrames(pacedResponse(ctx.res, conversation), frames, interrupt, streamContentType(conversation));
 }
 
 async function create(ctx) {
