@@ -32,12 +32,11 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { peekStream } from '../shared/binary';
-import { StreamFault } from '../shared/chatCall';
+import { StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chatCall';
 import { asNodeError } from '../shared/edge';
-import { GatewayError, errorFromParsed, isErrorShape, missingResultError, quoteStart, readErrorFields } from '../shared/errors';
+import { GatewayError, isErrorShape, missingResultError } from '../shared/errors';
 import { readServerSentEvents } from '../shared/sse';
-import type { ByteStream, GatewayClient } from '../shared/transport';
+import type { GatewayClient } from '../shared/transport';
 import { ChatCompletionStream } from '../GatewayChat/reply';
 import type { ChatCompletion } from '../GatewayChat/reply';
 import { closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
@@ -79,38 +78,9 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
 }
 
-/** A failure while reading a stream, as a GatewayError; `readFailure` knows the attempt (deadline, Stop, network). */
+/** A failure while reading a stream, as a GatewayError, in the words Gateway Chat uses. */
 export function streamFailure(error: unknown, readFailure: (error: unknown) => GatewayError): GatewayError {
-	if (error instanceof GatewayError) return error;
-	if (error instanceof StreamFault) {
-		// The same words as the same error in a whole answer.
-		if (error.payload !== undefined) return errorFromParsed(WHAT, undefined, readErrorFields(error.payload));
-		return new GatewayError({
-			kind: 'protocol',
-			headline: `${WHAT} failed: ${error.problem}`,
-			gatewayMessage: error.sent !== undefined ? quoteStart(error.sent, 200) : undefined,
-			hint: STREAM_HINT,
-		});
-	}
-	const failure = readFailure(error);
-	if (failure.kind === 'network') failure.hint = STREAM_HINT;
-	return failure;
-}
-
-/** The first character that is not white space, without consuming it; '' for an empty body. */
-async function firstCharacter(stream: ByteStream): Promise<string> {
-	for (let size = 1; ; ) {
-		const head = await peekStream(stream, size);
-		const text = head.toString('latin1').trimStart();
-		if (text !== '' || stream.readableEnded || head.length < size) return text.charAt(0);
-		size = head.length + 1;
-	}
-}
-
-async function readAll(stream: ByteStream): Promise<string> {
-	const parts: Buffer[] = [];
-	for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
-	return Buffer.concat(parts).toString('utf8');
+	return chatStreamFailure(WHAT, error, readFailure, { hint: STREAM_HINT });
 }
 
 function checkedCompletion(completion: ChatCompletion): ChatCompletion {

@@ -189,27 +189,39 @@ function parseWhole<R>(call: ChatCall<R>, text: string): R {
 
 /** Any failure of a streamed call as a GatewayError; `readFailure` knows the attempt (timeout, Stop, network). */
 function chatFailure<R>(call: ChatCall<R>, error: unknown, readFailure: (error: unknown) => GatewayError): GatewayError {
+	return streamFailure(call.what, error, readFailure, { itemIndex: call.itemIndex });
+}
+
+/**
+ * A failure while reading a chat answer, streamed or whole, as a GatewayError: an error the
+ * gateway reported in the stream reads as the same error in a whole answer; a broken stream says
+ * what broke; anything else is the attempt's (deadline, Stop, network).
+ */
+export function streamFailure(
+	what: string,
+	error: unknown,
+	readFailure: (error: unknown) => GatewayError,
+	options: { itemIndex?: number; hint?: string } = {},
+): GatewayError {
+	const hint = options.hint ?? STREAM_HINT;
 	if (error instanceof GatewayError) return error;
 	if (error instanceof StreamFault) {
-		if (error.payload !== undefined) {
-			// The same words as the same error in a whole answer.
-			return errorFromParsed(call.what, undefined, readErrorFields(error.payload), { itemIndex: call.itemIndex });
-		}
+		if (error.payload !== undefined) return errorFromParsed(what, undefined, readErrorFields(error.payload), { itemIndex: options.itemIndex });
 		return new GatewayError({
 			kind: 'protocol',
-			headline: `${call.what} failed: ${error.problem}`,
+			headline: `${what} failed: ${error.problem}`,
 			gatewayMessage: error.sent !== undefined ? quoteStart(error.sent, 200) : undefined,
-			hint: STREAM_HINT,
-			itemIndex: call.itemIndex,
+			hint,
+			itemIndex: options.itemIndex,
 		});
 	}
 	const failure = readFailure(error);
-	if (failure.kind === 'network') failure.hint = STREAM_HINT;
+	if (failure.kind === 'network') failure.hint = hint;
 	return failure;
 }
 
 /** The first character that is not white space, without consuming it; '' for an empty body. */
-async function firstCharacter(stream: ByteStream): Promise<string> {
+export async function firstCharacter(stream: ByteStream): Promise<string> {
 	for (let size = 1; ; ) {
 		const head = await peekStream(stream, size);
 		const text = head.toString('latin1').trimStart();
@@ -218,7 +230,7 @@ async function firstCharacter(stream: ByteStream): Promise<string> {
 	}
 }
 
-async function readAll(stream: ByteStream): Promise<string> {
+export async function readAll(stream: ByteStream): Promise<string> {
 	const parts: Buffer[] = [];
 	for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
 	return Buffer.concat(parts).toString('utf8');
