@@ -12,6 +12,7 @@
 'use strict';
 
 const path = require('node:path');
+const { Readable } = require('node:stream');
 
 const { gatewayClient } = require('../test/gateway/testing');
 
@@ -93,7 +94,7 @@ function buildStream(frames, format, targetBytes) {
 function loadDist() {
 	const require_ = (file) => require(path.join(DIST, file));
 	return {
-		callChat: require_('shared/chatCommon.js').callChat,
+		callChat: require_('shared/chatCall.js').callChat,
 		chat: require_('GatewayChat/reply.js'),
 		messages: require_('GatewayMessages/reply.js'),
 	};
@@ -101,15 +102,18 @@ function loadDist() {
 
 /** Gateway Chat's or Gateway Messages' stream path after HTTP: callChat, then the output json. */
 async function aggregate(dist, format, bytes) {
-	async function* network() {
-		for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield bytes.subarray(at, at + CHUNK_BYTES);
-	}
+	// The answer as the transport hands it over: a readable stream of 16 KiB network chunks.
+	const network = () => {
+		const chunks = [];
+		for (let at = 0; at < bytes.length; at += CHUNK_BYTES) chunks.push(bytes.subarray(at, at + CHUNK_BYTES));
+		return Readable.from(chunks);
+	};
 	const node = { name: 'Bench', type: 'bench', typeVersion: 1, position: [0, 0], parameters: {} };
 	const ctx = { getNode: () => node, isStreaming: () => false };
 	const client = {
 		cancelSignal: undefined,
-		scrub: (text) => text,
-		stream: async () => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: network() }),
+		masker: { mask: (text) => text },
+		stream: async () => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: network(), failure: (error) => error }),
 	};
 	const isChat = format === 'chat';
 	const reply = await dist.callChat(ctx, client, {
@@ -118,9 +122,10 @@ async function aggregate(dist, format, bytes) {
 		stream: true,
 		itemIndex: 0,
 		what: 'The bench request',
+		deadlineMs: 600_000,
 		newReplyStream: () => (isChat ? new dist.chat.ChatCompletionStream() : new dist.messages.MessageEventStream()),
 		answerText: isChat ? dist.chat.chatAnswerText : dist.messages.messagesAnswerText,
-		isErrorReply: isChat ? dist.chat.isChatErrorReply : dist.messages.isMessagesErrorReply,
+		replyProblem: isChat ? dist.chat.chatReplyProblem : dist.messages.messagesReplyProblem,
 	});
 	return isChat ? dist.chat.chatOutput(reply) : dist.messages.messagesOutput(reply);
 }
