@@ -4,6 +4,7 @@
 // signs in with Debian's Chromium through playwright-core, and for each of our five nodes opens
 // the first example workflow that uses it, runs the node ("Execute step") and photographs its
 // panel: input, parameters and output. Then one example workflow's canvas after a full run.
+// Every picture twice: in n8n's light theme (`<name>.png`) and its dark theme (`<name>-dark.png`).
 //
 // Every picture is checked before it is written: the node icon loaded, no error toast, nothing
 // of n8n's "install this node" placeholder. Chromium is installed with apt-get when missing (root).
@@ -38,10 +39,22 @@ const NODE_SHOTS = [
 	{ type: 'gatewayVideoGenerate', file: 'gateway-video-generate.png' },
 	{ type: 'gatewayChat', file: 'gateway-chat.png', output: 'json' },
 	{ type: 'gatewayMessages', file: 'gateway-messages.png', output: 'json' },
+	{ type: 'gatewayMessages', file: 'gateway-messages-files-json.png', output: 'json', workflow: 'Invoice PDF' },
 	{ type: 'gatewayPlantCreate', file: 'gateway-plant-create.png' },
 ];
-// The canvas picture: the first example workflow with this node, after running it whole.
-const CANVAS_SHOT = { type: 'gatewayImageGenerate', file: 'workflow-image-daily-post.png' };
+// Canvas pictures: the first example workflow with this node, after running it whole; `panel`
+// then also photographs that node's panel (a sub-node, such as a chat model, has no Execute step).
+const CANVAS_SHOTS = [
+	{ type: 'gatewayImageGenerate', file: 'workflow-image-daily-post.png' },
+	{ type: 'gatewayChatModel', file: 'gateway-chat-model-agent.png', panel: 'gateway-chat-model.png' },
+];
+
+/** n8n's themes, as its editor stores the choice (localStorage `N8N_THEME`); the file name suffix of each. */
+const THEMES = [
+	{ name: 'light', suffix: '' },
+	{ name: 'dark', suffix: '-dark' },
+];
+const themed = (file, theme) => file.replace(/\.png$/, `${theme.suffix}.png`);
 
 const log = (msg) => process.stderr.write(`[screenshots] ${msg}\n`);
 
@@ -64,9 +77,9 @@ async function ensureChromium() {
 	return CHROMIUM;
 }
 
-/** The first example workflow containing a node of `type`, and that node's name. */
-function findNode(workflows, type) {
-	for (const workflow of workflows) {
+/** The first example workflow containing a node of `type` (and whose name contains `named`), and that node's name. */
+function findNode(workflows, type, named = '') {
+	for (const workflow of workflows.filter((w) => w.name.includes(named))) {
 		const node = workflow.nodes.find((n) => n.type === PACKAGE_PREFIX + type);
 		if (node) return { workflow, nodeName: node.name };
 	}
@@ -144,7 +157,7 @@ async function openWorkflow(page, url, workflow) {
 }
 
 async function nodePanel(page, url, workflows, shot) {
-	const { workflow, nodeName } = findNode(workflows, shot.type);
+	const { workflow, nodeName } = findNode(workflows, shot.type, shot.workflow);
 	const what = `${nodeName} (${shot.type}) in "${workflow.name}"`;
 	await openWorkflow(page, url, workflow);
 	await page.locator(`[data-test-id="canvas-node"][data-node-name="${nodeName}"]`).dblclick();
@@ -160,12 +173,18 @@ async function nodePanel(page, url, workflows, shot) {
 }
 
 async function canvas(page, url, workflows, shot) {
-	const { workflow } = findNode(workflows, shot.type);
+	const { workflow, nodeName } = findNode(workflows, shot.type);
 	const what = `canvas of "${workflow.name}" after a run`;
 	await openWorkflow(page, url, workflow);
 	await runAndWait(page, page.locator('[data-test-id="execute-workflow-button"]'), `"${workflow.name}"`);
 	await page.locator('[data-test-id="zoom-to-fit"]').click();
 	await shoot(page, shot.file, what);
+	if (!shot.panel) return;
+	await page.locator(`[data-test-id="canvas-node"][data-node-name="${nodeName}"]`).dblclick();
+	const ndv = page.locator('[data-test-id="ndv"]');
+	await ndv.waitFor();
+	await shoot(page, shot.panel, `${nodeName} (${shot.type}) after the run of "${workflow.name}"`);
+	await ndv.locator('[data-test-id="ndv-close-button"]').click();
 }
 
 async function main() {
@@ -186,14 +205,20 @@ async function main() {
 		const page = context.pages()[0] || (await context.newPage());
 		page.setDefaultTimeout(30000);
 		await signIn(page, dev.url, dev.owner);
-		for (const shot of NODE_SHOTS) await nodePanel(page, dev.url, dev.workflows, shot);
-		await canvas(page, dev.url, dev.workflows, CANVAS_SHOT);
+		for (const theme of THEMES) {
+			// The editor reads the theme when it starts: set it, then every page loads in it.
+			await page.evaluate((name) => localStorage.setItem('N8N_THEME', name), theme.name);
+			for (const shot of NODE_SHOTS) await nodePanel(page, dev.url, dev.workflows, { ...shot, file: themed(shot.file, theme) });
+			for (const shot of CANVAS_SHOTS) {
+				await canvas(page, dev.url, dev.workflows, { ...shot, file: themed(shot.file, theme), panel: shot.panel && themed(shot.panel, theme) });
+			}
+		}
 	} finally {
 		await context?.close();
 		fs.rmSync(profile, { recursive: true, force: true });
 		await dev.stop();
 	}
-	log(`done: ${NODE_SHOTS.length + 1} pictures in ${path.relative(process.cwd(), OUT_DIR)}/`);
+	log(`done: ${(NODE_SHOTS.length + CANVAS_SHOTS.length + 1) * THEMES.length} pictures in ${path.relative(process.cwd(), OUT_DIR)}/`);
 }
 
 if (require.main === module) {
