@@ -8,13 +8,11 @@ import {
 	BINARY_ATTACHMENTS_FIELD,
 	URL_ATTACHMENTS_FIELD,
 	attachmentParts,
-	checkRequestSize,
-	placeholders,
-	planAttachments,
 	readAttachmentNames,
 	readImageUrls,
 	requireUserMessage,
 	withAttachments,
+	withPlannedAttachments,
 } from '../shared/attachments';
 import type { FileAttachment, LoadedFile } from '../shared/attachments';
 import { requestBody } from '../shared/body';
@@ -77,12 +75,7 @@ export function readChatInput(ctx: IExecuteFunctions, itemIndex: number): ChatIn
 
 /** The whole check of one item, before any request: parameters, then its files and the request size. */
 export async function prepareChatInput(ctx: IExecuteFunctions, itemIndex: number): Promise<ChatInput> {
-	const input = readChatInput(ctx, itemIndex);
-	if (input.binaryAttachments || input.imageUrls) {
-		input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, 'chat');
-		checkRequestSize(ctx, itemIndex, chatRequestBody(input, placeholders(input.files)), input.files);
-	}
-	return input;
+	return await withPlannedAttachments(ctx, itemIndex, readChatInput(ctx, itemIndex), 'chat', chatRequestBody);
 }
 
 /** `response_format`: left out for text. */

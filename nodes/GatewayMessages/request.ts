@@ -8,13 +8,11 @@ import {
 	BINARY_ATTACHMENTS_FIELD,
 	URL_ATTACHMENTS_FIELD,
 	attachmentParts,
-	checkRequestSize,
-	placeholders,
-	planAttachments,
 	readAttachmentNames,
 	readImageUrls,
 	requireUserMessage,
 	withAttachments,
+	withPlannedAttachments,
 } from '../shared/attachments';
 import type { FileAttachment, LoadedFile } from '../shared/attachments';
 import { requestBody } from '../shared/body';
@@ -115,12 +113,7 @@ export function readMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Me
 
 /** The whole check of one item, before any request: parameters, then its files and the request size. */
 export async function prepareMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Promise<MessagesInput> {
-	const input = readMessagesInput(ctx, itemIndex);
-	if (input.binaryAttachments || input.imageUrls) {
-		input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, 'messages');
-		checkRequestSize(ctx, itemIndex, messagesRequestBody(input, placeholders(input.files)), input.files);
-	}
-	return input;
+	return await withPlannedAttachments(ctx, itemIndex, readMessagesInput(ctx, itemIndex), 'messages', messagesRequestBody);
 }
 
 function thinkingField(input: MessagesInput): IDataObject | undefined {

@@ -286,6 +286,30 @@ export async function planAttachments(
 	return files;
 }
 
+/** What both chat nodes read of an item's attachments. */
+export interface AttachmentInput {
+	binaryAttachments?: string[];
+	imageUrls?: string[];
+	files?: FileAttachment[];
+}
+
+/**
+ * The whole check of one item's attachments, before any request: its files planned and checked,
+ * then the size of the request `bodyOf` builds with them (measured with placeholders, not sent).
+ */
+export async function withPlannedAttachments<I extends AttachmentInput>(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	input: I,
+	format: ChatFormat,
+	bodyOf: (input: I, files: LoadedFile[]) => IDataObject,
+): Promise<I> {
+	if (!input.binaryAttachments && !input.imageUrls) return input;
+	input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, format);
+	checkRequestSize(ctx, itemIndex, bodyOf(input, placeholders(input.files)), input.files);
+	return input;
+}
+
 /** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
 export function placeholders(files: readonly FileAttachment[] | undefined): LoadedFile[] {
 	return (files ?? []).map((file) => ({ ...file, base64: '' }));
