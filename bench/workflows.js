@@ -60,9 +60,9 @@ const questionsCode = (count) => `return Array.from({ length: ${count} }, (_, i)
 const CHAT_MODEL = 'chat-sonnet-5';
 const CHAT_MAX_TOKENS = 256;
 
-/** Gateway Chat over `count` items, `concurrency` at a time, against the delayed gateway. */
-function chatWorkflow(id, { count, concurrency }) {
-	return workflow(id, `Bench: Gateway Chat, ${count} items, concurrency ${concurrency}`, questionsCode(count), {
+/** The measured Gateway Chat node: the item's question, `concurrency` at a time, with credential `credential`. */
+function gatewayChatNode(concurrency, credential) {
+	return {
 		type: `${PACKAGE}.gatewayChat`,
 		typeVersion: 1,
 		parameters: {
@@ -71,8 +71,32 @@ function chatWorkflow(id, { count, concurrency }) {
 			maxTokens: CHAT_MAX_TOKENS,
 			options: { concurrency },
 		},
-		credentials: { gatewayApi: CREDENTIAL_IDS.slow },
-	});
+		credentials: { gatewayApi: credential },
+	};
+}
+
+/** n8n's HTTP Request node sending the same chat request to `baseUrl`, with Header Auth `credential`. */
+function httpChatNode(baseUrl, batch, credential) {
+	return {
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		parameters: {
+			method: 'POST',
+			url: `${baseUrl}/v1/chat/completions`,
+			authentication: 'genericCredentialType',
+			genericAuthType: 'httpHeaderAuth',
+			sendBody: true,
+			specifyBody: 'json',
+			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: $json.question }] }) }}`,
+			options: { batching: { batch } },
+		},
+		credentials: { httpHeaderAuth: credential },
+	};
+}
+
+/** Gateway Chat over `count` items, `concurrency` at a time, against the delayed gateway. */
+function chatWorkflow(id, { count, concurrency }) {
+	return workflow(id, `Bench: Gateway Chat, ${count} items, concurrency ${concurrency}`, questionsCode(count), gatewayChatNode(concurrency, CREDENTIAL_IDS.slow));
 }
 
 /**
@@ -81,21 +105,7 @@ function chatWorkflow(id, { count, concurrency }) {
  * also what it does with Batching left unset: it starts every item's request at once).
  */
 function httpChatWorkflow(id, { count, baseUrl }) {
-	return workflow(id, `Bench: HTTP Request chat, ${count} items at once`, questionsCode(count), {
-		type: 'n8n-nodes-base.httpRequest',
-		typeVersion: 4.2,
-		parameters: {
-			method: 'POST',
-			url: `${baseUrl}/v1/chat/completions`,
-			authentication: 'genericCredentialType',
-			genericAuthType: 'httpHeaderAuth',
-			sendBody: true,
-			specifyBody: 'json',
-			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: $json.question }] }) }}`,
-			options: { batching: { batch: { batchSize: count, batchInterval: 0 } } },
-		},
-		credentials: { httpHeaderAuth: CREDENTIAL_IDS.slowHeader },
-	});
+	return workflow(id, `Bench: HTTP Request chat, ${count} items at once`, questionsCode(count), httpChatNode(baseUrl, { batchSize: count, batchInterval: 0 }, CREDENTIAL_IDS.slowHeader));
 }
 
 const bucketQuestionsCode = (count, bucket) =>
@@ -103,17 +113,12 @@ const bucketQuestionsCode = (count, bucket) =>
 
 /** Gateway Chat over `count` items against the rate-limited gateway, in token bucket `bucket`. */
 function rateLimitedChatWorkflow(id, { count, concurrency, bucket }) {
-	return workflow(id, `Bench: Gateway Chat, ${count} items, concurrency ${concurrency}, rate-limited (${bucket})`, bucketQuestionsCode(count, bucket), {
-		type: `${PACKAGE}.gatewayChat`,
-		typeVersion: 1,
-		parameters: {
-			model: { __rl: true, mode: 'list', value: CHAT_MODEL },
-			messages: { values: [{ role: 'user', content: '={{ $json.question }}' }] },
-			maxTokens: CHAT_MAX_TOKENS,
-			options: { concurrency },
-		},
-		credentials: { gatewayApi: CREDENTIAL_IDS.limited },
-	});
+	return workflow(
+		id,
+		`Bench: Gateway Chat, ${count} items, concurrency ${concurrency}, rate-limited (${bucket})`,
+		bucketQuestionsCode(count, bucket),
+		gatewayChatNode(concurrency, CREDENTIAL_IDS.limited),
+	);
 }
 
 /**
@@ -122,23 +127,10 @@ function rateLimitedChatWorkflow(id, { count, concurrency, bucket }) {
  * item (Continue On Fail) rather than stopping the run.
  */
 function httpRateLimitedChatWorkflow(id, { count, bucket, baseUrl, perSecond }) {
-	const flow = workflow(id, `Bench: HTTP Request chat, ${count} items, batches of ${perSecond} per second (${bucket})`, bucketQuestionsCode(count, bucket), {
-		type: 'n8n-nodes-base.httpRequest',
-		typeVersion: 4.2,
+	return workflow(id, `Bench: HTTP Request chat, ${count} items, batches of ${perSecond} per second (${bucket})`, bucketQuestionsCode(count, bucket), {
+		...httpChatNode(baseUrl, { batchSize: perSecond, batchInterval: 1000 }, CREDENTIAL_IDS.limitedHeader),
 		onError: 'continueRegularOutput',
-		parameters: {
-			method: 'POST',
-			url: `${baseUrl}/v1/chat/completions`,
-			authentication: 'genericCredentialType',
-			genericAuthType: 'httpHeaderAuth',
-			sendBody: true,
-			specifyBody: 'json',
-			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: $json.question }] }) }}`,
-			options: { batching: { batch: { batchSize: perSecond, batchInterval: 1000 } } },
-		},
-		credentials: { httpHeaderAuth: CREDENTIAL_IDS.limitedHeader },
 	});
-	return flow;
 }
 
 const plantsCode = (count, firstId) =>
