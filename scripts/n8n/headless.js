@@ -384,6 +384,31 @@ function waitForHttp(url, timeoutMs, isAlive) {
 }
 
 /**
+ * A long-running n8n command (`start`, `worker`) with its output in `logFile`: whether it is
+ * still alive, when it exits, and a stop that sends SIGTERM and SIGKILL after `graceMs`.
+ */
+function spawnN8n(runtime, args, { cwd, env, logFile }) {
+	const out = fs.openSync(logFile, 'a');
+	const child = spawn(runtime.nodeBin, [runtime.n8nBin, ...args], { cwd, env, stdio: ['ignore', out, out] });
+	fs.closeSync(out);
+	const n8n = { child, alive: true };
+	n8n.exited = new Promise((resolve) =>
+		child.on('exit', (code, signal) => {
+			n8n.alive = false;
+			resolve({ code, signal });
+		}),
+	);
+	n8n.stop = async (graceMs) => {
+		if (!n8n.alive) return;
+		child.kill('SIGTERM');
+		const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+		await n8n.exited;
+		clearTimeout(force);
+	};
+	return n8n;
+}
+
+/**
  * Starts n8n as a server (editor UI + REST) on 127.0.0.1, for `npm run dev`-style use and
  * screenshots. Credentials and workflows are imported first. `owner` ({ email, firstName, lastName,
  * password }) creates the instance owner, so the UI opens signed in with the returned `cookie`.
@@ -412,20 +437,13 @@ async function startServer({
 	delete fullEnv.EXTERNAL_HOOK_FILES;
 	logFile = logFile || path.join(prepared.userFolder, 'n8n.log');
 	await importData({ runtime, env: fullEnv, credentials, workflows, logFile, log });
-	const out = fs.openSync(logFile, 'a');
-	const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'start'], { cwd: prepared.userFolder, env: fullEnv, stdio: ['ignore', out, out] });
-	fs.closeSync(out);
-	let alive = true;
-	const exited = new Promise((resolve) =>
-		child.on('exit', (code, signal) => {
-			alive = false;
-			resolve({ code, signal });
-		}),
-	);
+	const n8n = spawnN8n(runtime, ['start'], { cwd: prepared.userFolder, env: fullEnv, logFile });
+	const { child, exited } = n8n;
+	const alive = () => n8n.alive;
 	const url = `http://127.0.0.1:${ports.n8n}`;
 	try {
 		// /healthz answers 200 while n8n still serves "starting up"; readiness waits for the real app.
-		await waitForHttp(`${url}/healthz/readiness`, 120000, () => alive);
+		await waitForHttp(`${url}/healthz/readiness`, 120000, alive);
 	} catch (err) {
 		child.kill('SIGKILL');
 		throw new Error(`${err.message}\n--- ${logFile} ---\n${tail(logFile)}`);
@@ -447,7 +465,7 @@ async function startServer({
 				headers: { 'content-type': 'application/json' },
 				body: JSON.stringify(body),
 			});
-			if (res.status !== 404 || Date.now() > deadline || !alive) break;
+			if (res.status !== 404 || Date.now() > deadline || !alive()) break;
 			await res.arrayBuffer();
 			await new Promise((resolve) => setTimeout(resolve, 500));
 		}
@@ -464,13 +482,7 @@ async function startServer({
 		logFile,
 		/** Resolves with { code, signal } when n8n exits, whether stopped or not. */
 		exited,
-		async stop() {
-			if (!alive) return;
-			child.kill('SIGTERM');
-			const force = setTimeout(() => child.kill('SIGKILL'), 10000);
-			await exited;
-			clearTimeout(force);
-		},
+		stop: async () => await n8n.stop(10000),
 	};
 }
 
@@ -493,23 +505,12 @@ async function startWorker({ runtime, userFolder, env = {}, concurrency = 10, lo
 	});
 	delete fullEnv.EXTERNAL_HOOK_FILES;
 	logFile = logFile || path.join(prepared.userFolder, 'n8n-worker.log');
-	const out = fs.openSync(logFile, 'a');
-	const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'worker', `--concurrency=${concurrency}`], {
-		cwd: prepared.userFolder,
-		env: fullEnv,
-		stdio: ['ignore', out, out],
-	});
-	fs.closeSync(out);
-	let alive = true;
-	const exited = new Promise((resolve) =>
-		child.on('exit', (code, signal) => {
-			alive = false;
-			resolve({ code, signal });
-		}),
-	);
+	const n8n = spawnN8n(runtime, ['worker', `--concurrency=${concurrency}`], { cwd: prepared.userFolder, env: fullEnv, logFile });
+	const { child, exited } = n8n;
+	const alive = () => n8n.alive;
 	const healthUrl = `http://127.0.0.1:${ports.health}/healthz`;
 	try {
-		await waitForHttp(`${healthUrl}/readiness`, 120000, () => alive);
+		await waitForHttp(`${healthUrl}/readiness`, 120000, alive);
 	} catch (err) {
 		child.kill('SIGKILL');
 		throw new Error(`n8n worker: ${err.message}\n--- ${logFile} ---\n${tail(logFile)}`);
@@ -520,13 +521,7 @@ async function startWorker({ runtime, userFolder, env = {}, concurrency = 10, lo
 		logFile,
 		exited,
 		/** SIGTERM: n8n lets running jobs finish for N8N_GRACEFUL_SHUTDOWN_TIMEOUT (30 s) first. */
-		async stop() {
-			if (!alive) return;
-			child.kill('SIGTERM');
-			const force = setTimeout(() => child.kill('SIGKILL'), 40000);
-			await exited;
-			clearTimeout(force);
-		},
+		stop: async () => await n8n.stop(40000),
 	};
 }
 
