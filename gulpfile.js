@@ -1,6 +1,6 @@
 // The two build steps tsc does not do (`npm run build` runs: gulp build:links, tsc, gulp build:assets).
 //
-// build:links  writes nodes/shared/links.ts from package.json, the one place for the package's
+// build:links  writes nodes/shared/panel/links.ts from package.json, the one place for the package's
 //              links: every node's and the credential's Docs link is a page in the repository's
 //              docs/ folder (docs/nodes/<node>.md, docs/credentials/<credential>.md), at
 //              `repository.url`, branch main. No `#anchor`: n8n appends its tracking query.
@@ -13,7 +13,7 @@ const { Transform } = require('node:stream');
 const { src, dest } = require('gulp');
 
 const ROOT = __dirname;
-const LINKS_FILE = path.join(ROOT, 'nodes', 'shared', 'links.ts');
+const LINKS_FILE = path.join(ROOT, 'nodes', 'shared', 'panel', 'links.ts');
 /** The branch the Docs links point at. */
 const BRANCH = 'main';
 
@@ -49,7 +49,7 @@ function docsUrl(repository, page) {
 	return `${repository}/blob/${BRANCH}/${page}`;
 }
 
-/** The text of nodes/shared/links.ts for the current package.json and docs/ folder. */
+/** The text of nodes/shared/panel/links.ts for the current package.json and docs/ folder. */
 function linksSource() {
 	const repository = repositoryUrl();
 	const entries = Object.entries(docPages())
@@ -104,7 +104,7 @@ function copyAssets() {
 		.pipe(dest('dist'));
 }
 
-// For the unit test that checks nodes/shared/links.ts is current (kept off the task list).
+// For the unit test that checks nodes/shared/panel/links.ts is current (kept off the task list).
 writeLinks.source = linksSource;
 
 exports['build:links'] = writeLinks;

@@ -94,8 +94,8 @@ function buildStream(frames, format, targetBytes) {
 function loadDist() {
 	const require_ = (file) => require(path.join(DIST, file));
 	return {
-		callChat: require_('shared/chatCall.js').callChat,
-		chat: require_('GatewayChat/reply.js'),
+		callChat: require_('shared/chat/chatCall.js').callChat,
+		chat: require_('shared/chat/completions.js'),
 		messages: require_('GatewayMessages/reply.js'),
 	};
 }

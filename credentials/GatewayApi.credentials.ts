@@ -6,8 +6,8 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import { CredentialProblem, checkGatewayCredential } from '../nodes/shared/credentialSettings';
-import { DOCS_URL } from '../nodes/shared/links';
+import { CredentialProblem, checkGatewayCredential } from '../nodes/shared/credential/settings';
+import { DOCS_URL } from '../nodes/shared/panel/links';
 
 // documentationUrl comes from the generated links.ts, and this rule sees only string literals:
 // test/unit/docsLinks.test.ts checks the built URL and that its page exists.
@@ -19,7 +19,7 @@ export class GatewayApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:gateway.svg', dark: 'file:gateway.dark.svg' };
 
-	/** Its page in the repository's docs/, from package.json (see nodes/shared/links.ts). */
+	/** Its page in the repository's docs/, from package.json (see nodes/shared/panel/links.ts). */
 	documentationUrl = DOCS_URL.gatewayApi;
 
 	properties: INodeProperties[] = [
@@ -91,5 +91,5 @@ export class GatewayApi implements ICredentialType {
 	// No declarative `test`: n8n would answer it in its own bare words ("Unauthorized", "Not
 	// Found", "ECONNREFUSED"), and while a credential has one, n8n never calls a node's test
 	// function. Every node tests this credential instead (`testedBy: 'gatewayApiTest'`, see
-	// nodes/shared/credentialTest.ts): GET /v1/models, explained in plain words.
+	// nodes/shared/panel/credentialTest.ts): GET /v1/models, explained in plain words.
 }

@@ -1,10 +1,10 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { credentialTest } from '../shared/credentialTest';
-import { modelSearch } from '../shared/modelSearch';
-import { DOCS_URL } from '../shared/links';
-import { operationSubtitle } from '../shared/subtitle';
+import { credentialTest } from '../shared/panel/credentialTest';
+import { modelSearch } from '../shared/panel/modelSearch';
+import { DOCS_URL } from '../shared/panel/links';
+import { operationSubtitle } from '../shared/panel/subtitle';
 import { complete } from './complete';
 import { chatProperties } from './description';
 

@@ -1,12 +1,12 @@
 /** POST /v1/chat/completions for every item, streamed or not, with the same output either way. */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { loadAttachments } from '../shared/attachments';
-import { callChat } from '../shared/chatCall';
-import { runPerItem } from '../shared/itemRunner';
-import { jsonReplyData } from '../shared/jsonReply';
-import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from './reply';
-import type { ChatCompletion } from './reply';
+import { loadAttachments } from '../shared/files/attachments';
+import { callChat } from '../shared/chat/chatCall';
+import { runPerItem } from '../shared/items/itemRunner';
+import { jsonReplyData } from '../shared/chat/jsonReply';
+import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from '../shared/chat/completions';
+import type { ChatCompletion } from '../shared/chat/completions';
 import { chatRequestBody, prepareChatInput } from './request';
 
 const WHAT = 'The chat request';

@@ -1,10 +1,10 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { credentialTest } from '../shared/credentialTest';
-import { DOCS_URL } from '../shared/links';
-import { modelSearch } from '../shared/modelSearch';
-import { operationSubtitle } from '../shared/subtitle';
+import { credentialTest } from '../shared/panel/credentialTest';
+import { DOCS_URL } from '../shared/panel/links';
+import { modelSearch } from '../shared/panel/modelSearch';
+import { operationSubtitle } from '../shared/panel/subtitle';
 import { chatModelProperties } from './description';
 import { supplyGatewayChatModel } from './supply';
 

@@ -4,8 +4,8 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { chatTimeoutOption, effortOption } from '../shared/chatDescriptions';
-import { modelField } from '../shared/descriptions';
+import { chatTimeoutOption, effortOption } from '../shared/chat/chatDescriptions';
+import { modelField } from '../shared/panel/descriptions';
 
 export const DEFAULT_MODEL = 'chat-sonnet-5';
 

@@ -32,13 +32,13 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chatCall';
-import { asNodeError } from '../shared/edge';
-import { GatewayError, isErrorShape, missingResultError } from '../shared/errors';
-import { readServerSentEvents } from '../shared/sse';
-import type { GatewayClient } from '../shared/transport';
-import { ChatCompletionStream } from '../GatewayChat/reply';
-import type { ChatCompletion } from '../GatewayChat/reply';
+import { StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chat/chatCall';
+import { asNodeError } from '../shared/failures/edge';
+import { GatewayError, isErrorShape, missingResultError } from '../shared/failures/errors';
+import { readServerSentEvents } from '../shared/wire/sse';
+import type { GatewayClient } from '../shared/wire/transport';
+import { ChatCompletionStream } from '../shared/chat/completions';
+import type { ChatCompletion } from '../shared/chat/completions';
 import { closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
 import type { ModelSettings, WireTool } from './wire';
 

@@ -4,10 +4,10 @@
  */
 import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { readChatDeadline, readEffort, readOptionalNumber } from '../shared/chatInput';
-import { findModel } from '../shared/models';
-import { GatewayClient } from '../shared/transport';
-import { fieldError, readInteger, readModelId } from '../shared/validate';
+import { readChatDeadline, readEffort, readOptionalNumber } from '../shared/chat/chatInput';
+import { findModel } from '../shared/panel/models';
+import { GatewayClient } from '../shared/wire/transport';
+import { fieldError, readInteger, readModelId } from '../shared/items/validate';
 import { gatewayChatModelClass } from './model';
 import { loadAiNodeSdk } from './sdk';
 import type { AiNodeSdk } from './sdk';

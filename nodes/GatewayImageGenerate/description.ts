@@ -5,8 +5,8 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
-import { alphabetical } from '../shared/optionOrder';
+import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/panel/descriptions';
+import { alphabetical } from '../shared/panel/optionOrder';
 
 export const DEFAULT_IMAGE_MODEL = 'img-image-2';
 export const MAX_IMAGES_PER_REQUEST = 10;

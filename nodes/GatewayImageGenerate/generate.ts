@@ -4,11 +4,11 @@
  */
 import type { IBinaryData, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bufferToBinary, downloadToBinary } from '../shared/binary';
-import { errorItem } from '../shared/edge';
-import { GatewayError, missingResultError, withFields } from '../shared/errors';
-import { runPerItem, settleConcurrent } from '../shared/itemRunner';
-import type { GatewayClient } from '../shared/transport';
+import { bufferToBinary, downloadToBinary } from '../shared/files/binary';
+import { errorItem } from '../shared/failures/edge';
+import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
+import { runPerItem, settleConcurrent } from '../shared/items/itemRunner';
+import type { GatewayClient } from '../shared/wire/transport';
 import { buildImageBody, readImageRequest } from './request';
 import type { ImageRequest } from './request';
 import { UNKNOWN_FILE, USAGE_FLAG, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';

@@ -4,8 +4,8 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { requestBody } from '../shared/body';
-import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, requireText } from '../shared/validate';
+import { requestBody } from '../shared/items/body';
+import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, requireText } from '../shared/items/validate';
 import { IMAGE_BACKGROUNDS, IMAGE_BODY_FIELDS, IMAGE_OUTPUT_FORMATS, IMAGE_QUALITIES, MAX_IMAGES_PER_REQUEST } from './description';
 
 export type ResponseFormat = 'url' | 'b64_json';

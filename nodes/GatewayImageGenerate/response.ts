@@ -5,8 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import type { FileType } from '../shared/binary';
-import { IMAGE_PRICE_USD, findModel } from '../shared/models';
+import type { FileType } from '../shared/files/binary';
+import { IMAGE_PRICE_USD, findModel } from '../shared/panel/models';
 import type { ImageRequest } from './request';
 
 export interface ImageAnswer extends IDataObject {

@@ -1,10 +1,10 @@
 /** POST /v1/messages for every item, streamed or not, with the same output either way. */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { loadAttachments } from '../shared/attachments';
-import { callChat } from '../shared/chatCall';
-import { runPerItem } from '../shared/itemRunner';
-import { jsonReplyData } from '../shared/jsonReply';
+import { loadAttachments } from '../shared/files/attachments';
+import { callChat } from '../shared/chat/chatCall';
+import { runPerItem } from '../shared/items/itemRunner';
+import { jsonReplyData } from '../shared/chat/jsonReply';
 import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem, toolInput } from './reply';
 import type { NativeMessage } from './reply';
 import { MESSAGES_HEADERS, RESPOND_TOOL, messagesRequestBody, prepareMessagesInput } from './request';

@@ -16,9 +16,9 @@ import {
 	stopSequencesOption,
 	streamField,
 	urlAttachmentsOption,
-} from '../shared/chatDescriptions';
-import { extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
-import { alphabetical } from '../shared/optionOrder';
+} from '../shared/chat/chatDescriptions';
+import { extraBodyOption, modelField, optionsCollection } from '../shared/panel/descriptions';
+import { alphabetical } from '../shared/panel/optionOrder';
 
 export const MESSAGES_ROLES = ['user', 'assistant'] as const;
 

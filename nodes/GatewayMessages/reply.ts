@@ -5,9 +5,9 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { StreamFault, eventJson } from '../shared/chatCall';
-import type { ReplyStream } from '../shared/chatCall';
-import type { ServerSentEvent } from '../shared/sse';
+import { StreamFault, eventJson } from '../shared/chat/chatCall';
+import type { ReplyStream } from '../shared/chat/chatCall';
+import type { ServerSentEvent } from '../shared/wire/sse';
 
 export interface NativeMessage extends IDataObject {
 	id?: string;

@@ -13,14 +13,14 @@ import {
 	requireUserMessage,
 	withAttachments,
 	withPlannedAttachments,
-} from '../shared/attachments';
-import type { FileAttachment, LoadedFile } from '../shared/attachments';
-import { requestBody } from '../shared/body';
-import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chatInput';
-import type { ChatMessage } from '../shared/chatInput';
-import { SCHEMA_FIELD, readJsonRequest } from '../shared/jsonReply';
-import type { JsonRequest } from '../shared/jsonReply';
-import { fieldError, readExtraBody, readInteger, readModelId } from '../shared/validate';
+} from '../shared/files/attachments';
+import type { FileAttachment, LoadedFile } from '../shared/files/attachments';
+import { requestBody } from '../shared/items/body';
+import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chat/chatInput';
+import type { ChatMessage } from '../shared/chat/chatInput';
+import { SCHEMA_FIELD, readJsonRequest } from '../shared/chat/jsonReply';
+import type { JsonRequest } from '../shared/chat/jsonReply';
+import { fieldError, readExtraBody, readInteger, readModelId } from '../shared/items/validate';
 import { MESSAGES_ROLES, MIN_THINKING_BUDGET } from './description';
 
 /** The version of the native format these bodies follow; a custom header of the same name wins. */

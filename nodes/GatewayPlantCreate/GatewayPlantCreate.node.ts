@@ -1,10 +1,10 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { credentialTest } from '../shared/credentialTest';
-import { optionsCollection } from '../shared/descriptions';
-import { DOCS_URL } from '../shared/links';
-import { operationSubtitle } from '../shared/subtitle';
+import { credentialTest } from '../shared/panel/credentialTest';
+import { optionsCollection } from '../shared/panel/descriptions';
+import { DOCS_URL } from '../shared/panel/links';
+import { operationSubtitle } from '../shared/panel/subtitle';
 import { createPlant } from './createPlant';
 
 export class GatewayPlantCreate implements INodeType {

@@ -4,11 +4,11 @@
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { GatewayError, missingResultError } from '../shared/errors';
-import { runPerItem } from '../shared/itemRunner';
-import { parseJsonKeepingBigIntegers, toInt64Literal } from '../shared/json';
-import type { GatewayClient } from '../shared/transport';
-import { fieldError, readText, requireText } from '../shared/validate';
+import { GatewayError, missingResultError } from '../shared/failures/errors';
+import { runPerItem } from '../shared/items/itemRunner';
+import { parseJsonKeepingBigIntegers, toInt64Literal } from '../shared/items/json';
+import type { GatewayClient } from '../shared/wire/transport';
+import { fieldError, readText, requireText } from '../shared/items/validate';
 
 export interface NewPlantInput {
 	idDigits: string;

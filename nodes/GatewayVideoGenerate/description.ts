@@ -5,7 +5,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/descriptions';
+import { binaryPropertyOption, extraBodyOption, modelField, optionsCollection } from '../shared/panel/descriptions';
 import {
 	DEFAULT_MAX_WAIT_SECONDS,
 	DEFAULT_STATUS_CHECKS_PER_SECOND,

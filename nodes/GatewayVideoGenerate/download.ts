@@ -4,7 +4,7 @@
  */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPerItem } from '../shared/itemRunner';
+import { runPerItem } from '../shared/items/itemRunner';
 import { readOutputInput, readTaskId } from './request';
 import { phaseOf } from './task';
 import { downloadVideo, fetchStatus, notFinishedError, taskFailedError, videoItem } from './taskApi';

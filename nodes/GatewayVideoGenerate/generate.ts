@@ -15,13 +15,13 @@
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { asNodeError, errorItem } from '../shared/edge';
-import { GatewayError } from '../shared/errors';
-import { createLimiter, getConcurrency, prepareItems } from '../shared/itemRunner';
-import { BUDGET_PACE, SendPace } from '../shared/pace';
-import { GatewayClient } from '../shared/transport';
-import { realClock } from '../shared/timing';
-import type { Clock } from '../shared/timing';
+import { asNodeError, errorItem } from '../shared/failures/edge';
+import { GatewayError } from '../shared/failures/errors';
+import { createLimiter, getConcurrency, prepareItems } from '../shared/items/itemRunner';
+import { BUDGET_PACE, SendPace } from '../shared/wire/pace';
+import { GatewayClient } from '../shared/wire/transport';
+import { realClock } from '../shared/wire/timing';
+import type { Clock } from '../shared/wire/timing';
 import { TaskPoller } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';

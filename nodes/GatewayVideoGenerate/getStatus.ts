@@ -5,7 +5,7 @@
  */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPerItem } from '../shared/itemRunner';
+import { runPerItem } from '../shared/items/itemRunner';
 import { readTaskId } from './request';
 import { taskFields } from './task';
 import { fetchStatus } from './taskApi';

@@ -3,8 +3,8 @@
  * poll failures are passing, when to give up, when the next poll is due, and when the wait ends.
  * The task itself (its record, states and answers) is in task.ts.
  */
-import { GatewayError } from '../shared/errors';
-import type { GatewayErrorKind } from '../shared/errors';
+import { GatewayError } from '../shared/failures/errors';
+import type { GatewayErrorKind } from '../shared/failures/errors';
 import { mergeRecords, phaseOf } from './task';
 import type { TaskRecord } from './task';
 

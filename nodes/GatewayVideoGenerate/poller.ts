@@ -7,8 +7,8 @@
  * told how long the task's wait has left, and no poll is sent once it is over. Time comes from an
  * injected Clock, so tests run the loop without waiting.
  */
-import type { Limiter } from '../shared/itemRunner';
-import type { Clock } from '../shared/timing';
+import type { Limiter } from '../shared/items/itemRunner';
+import type { Clock } from '../shared/wire/timing';
 import { decideAfterPoll, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';

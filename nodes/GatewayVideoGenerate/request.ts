@@ -5,9 +5,9 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { attachmentType, formatSize } from '../shared/attachments';
-import { requestBody } from '../shared/body';
-import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/validate';
+import { attachmentType, formatSize } from '../shared/files/attachments';
+import { requestBody } from '../shared/items/body';
+import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 
 export const DEFAULT_VIDEO_MODEL = 'video-2-0-fast-260128';
 /** The interface document (docs/gateway-interface.md) asks for 5 to 10 seconds between polls; faster is refused. */

@@ -1,7 +1,7 @@
 /** Submit: sends the task and returns at once, for flows that wait on their own (a Wait node). */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPerItem } from '../shared/itemRunner';
+import { runPerItem } from '../shared/items/itemRunner';
 import { readSubmitInput } from './request';
 import { taskFields } from './task';
 import { submitTask } from './taskApi';

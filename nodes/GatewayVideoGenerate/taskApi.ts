@@ -6,12 +6,12 @@
  */
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { downloadToBinary } from '../shared/binary';
-import type { FileType } from '../shared/binary';
-import { GatewayError, missingResultError, withFields } from '../shared/errors';
-import type { GatewayErrorKind } from '../shared/errors';
-import type { SendPace } from '../shared/pace';
-import type { GatewayClient } from '../shared/transport';
+import { downloadToBinary } from '../shared/files/binary';
+import type { FileType } from '../shared/files/binary';
+import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
+import type { GatewayErrorKind } from '../shared/failures/errors';
+import type { SendPace } from '../shared/wire/pace';
+import type { GatewayClient } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
 import type { PollAnswer, TaskOutcome } from './pollDecision';
 import { VIDEO_PATH, statusPath } from './request';

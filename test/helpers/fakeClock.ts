@@ -4,8 +4,8 @@
  * I/O in flight (submits to a loopback gateway) finish the way it would within a real interval.
  * Every sleep is recorded, and `onSleep` lets a test act at a given moment (e.g. cancel).
  */
-import { CancelledError } from '../../nodes/shared/timing';
-import type { Clock } from '../../nodes/shared/timing';
+import { CancelledError } from '../../nodes/shared/wire/timing';
+import type { Clock } from '../../nodes/shared/wire/timing';
 
 export interface FakeClock extends Clock {
 	/** The durations asked for, in order. */

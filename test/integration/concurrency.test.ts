@@ -9,7 +9,7 @@ import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-wo
 
 import { complete } from '../../nodes/GatewayChat/complete';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, getConcurrency } from '../../nodes/shared/itemRunner';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, getConcurrency } from '../../nodes/shared/items/itemRunner';
 import type { Fault } from '../gateway';
 import { useGateway } from '../gateway/testing';
 import { createExecuteContext } from '../helpers/executeContext';

@@ -7,7 +7,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { complete } from '../../nodes/GatewayChat/complete';
-import { LiveOrder } from '../../nodes/shared/liveOrder';
+import { LiveOrder } from '../../nodes/shared/chat/liveOrder';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-live-order-0123456789';

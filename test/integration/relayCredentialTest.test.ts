@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { ICredentialTestFunctions, INodeCredentialTestResult } from 'n8n-workflow';
 
-import { testGatewayCredential } from '../../nodes/shared/credentialTest';
+import { testGatewayCredential } from '../../nodes/shared/panel/credentialTest';
 import { useGateway } from '../gateway/testing';
 
 type LegacyRequest = (options: object, ssrf: undefined, logger: object) => Promise<unknown>;

@@ -6,9 +6,9 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
-import { asNodeError } from '../../nodes/shared/edge';
-import { GatewayError } from '../../nodes/shared/errors';
-import { GatewayClient } from '../../nodes/shared/transport';
+import { asNodeError } from '../../nodes/shared/failures/edge';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { useGateway } from '../gateway/testing';
 import { createExecuteContext } from '../helpers/executeContext';
 

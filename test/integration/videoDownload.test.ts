@@ -14,9 +14,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { executeVideo } from '../../nodes/GatewayVideoGenerate/router';
 import { downloadVideo } from '../../nodes/GatewayVideoGenerate/taskApi';
-import { errorItem } from '../../nodes/shared/edge';
-import { GatewayError } from '../../nodes/shared/errors';
-import { GatewayClient } from '../../nodes/shared/transport';
+import { errorItem } from '../../nodes/shared/failures/edge';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { startGateway } from '../gateway';
 import type { Gateway } from '../gateway';
 import { createExecuteContext } from '../helpers/executeContext';

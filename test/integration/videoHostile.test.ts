@@ -9,7 +9,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { executeVideo } from '../../nodes/GatewayVideoGenerate/router';
-import { realClock } from '../../nodes/shared/timing';
+import { realClock } from '../../nodes/shared/wire/timing';
 import { startHostileGateway } from '../hostile';
 import type { HostileGateway } from '../hostile';
 import { createExecuteContext } from '../helpers/executeContext';

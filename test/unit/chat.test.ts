@@ -5,13 +5,13 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
-import { ChatCompletionStream, chatOutput, chatReplyProblem } from '../../nodes/GatewayChat/reply';
-import type { ChatCompletion } from '../../nodes/GatewayChat/reply';
+import { ChatCompletionStream, chatOutput, chatReplyProblem } from '../../nodes/shared/chat/completions';
+import type { ChatCompletion } from '../../nodes/shared/chat/completions';
 import { chatRequestBody, readChatInput } from '../../nodes/GatewayChat/request';
 import type { ChatInput } from '../../nodes/GatewayChat/request';
-import { StreamFault } from '../../nodes/shared/chatCall';
-import { isErrorShape } from '../../nodes/shared/errors';
-import { ServerSentEventParser } from '../../nodes/shared/sse';
+import { StreamFault } from '../../nodes/shared/chat/chatCall';
+import { isErrorShape } from '../../nodes/shared/failures/errors';
+import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const credentials = { apiKey: 'sk-unit-chat', baseUrl: 'http://127.0.0.1:9' };

@@ -5,12 +5,12 @@
 import { Readable } from 'node:stream';
 import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 
-import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from '../../nodes/GatewayChat/reply';
-import type { ChatCompletion } from '../../nodes/GatewayChat/reply';
-import { callChat, liveTextFor } from '../../nodes/shared/chatCall';
-import { asNodeError } from '../../nodes/shared/edge';
-import { GatewayError } from '../../nodes/shared/errors';
-import { GatewayClient } from '../../nodes/shared/transport';
+import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from '../../nodes/shared/chat/completions';
+import type { ChatCompletion } from '../../nodes/shared/chat/completions';
+import { callChat, liveTextFor } from '../../nodes/shared/chat/chatCall';
+import { asNodeError } from '../../nodes/shared/failures/edge';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-unit-stream';

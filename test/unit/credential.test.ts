@@ -12,7 +12,7 @@ describe('Model Gateway API credential', () => {
 		// Header values are often keys of their own: hidden like the API key, and optional.
 		expect(credential.properties[3]).toMatchObject({ type: 'string', default: '', typeOptions: { password: true } });
 		expect(credential.properties[3].required).not.toBe(true);
-		// Tested by every node's `testedBy: 'gatewayApiTest'` (nodes/shared/credentialTest.ts): GET /v1/models in plain words.
+		// Tested by every node's `testedBy: 'gatewayApiTest'` (nodes/shared/panel/credentialTest.ts): GET /v1/models in plain words.
 		expect((credential as { test?: unknown }).test).toBeUndefined();
 	});
 

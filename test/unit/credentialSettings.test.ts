@@ -7,7 +7,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { INode } from 'n8n-workflow';
 
-import { CredentialProblem, checkApiKey, checkBaseUrl, checkCustomHeaders, checkGatewayCredential, readGatewayCredential } from '../../nodes/shared/credentialSettings';
+import { CredentialProblem, checkApiKey, checkBaseUrl, checkCustomHeaders, checkGatewayCredential, readGatewayCredential } from '../../nodes/shared/credential/settings';
 
 const node: INode = { id: 'n1', name: 'Gateway Node', type: 'n8n-nodes-model-gateway.test', typeVersion: 1, position: [0, 0], parameters: {} };
 

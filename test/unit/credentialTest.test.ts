@@ -1,5 +1,5 @@
 /**
- * The credential's Test (nodes/shared/credentialTest.ts) with n8n's request helper replaced by a
+ * The credential's Test (nodes/shared/panel/credentialTest.ts) with n8n's request helper replaced by a
  * fake that answers as gateways do: what is sent, the words for every kind of answer, the masking,
  * the checks before anything is sent, and how every node offers the one test function.
  */
@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { ICredentialTestFunctions, ICredentialsDecrypted, INodeType } from 'n8n-workflow';
 
 import { GatewayApi } from '../../credentials/GatewayApi.credentials';
-import { GATEWAY_CREDENTIAL_TEST, TEST_DEADLINE_MS, credentialTest, legacyHttpRequest, testGatewayCredential } from '../../nodes/shared/credentialTest';
+import { GATEWAY_CREDENTIAL_TEST, TEST_DEADLINE_MS, credentialTest, legacyHttpRequest, testGatewayCredential } from '../../nodes/shared/panel/credentialTest';
 
 const KEY = 'sk-unit-credential-test-0123456789';
 const HEADER_SECRET = 'portkey-secret-abcdef123456';

@@ -44,8 +44,8 @@ describe('the one place for links', () => {
 		expect(manifest.bugs.url).toBe(`${REPOSITORY}/issues`);
 	});
 
-	it('nodes/shared/links.ts is what the build makes from package.json and docs/ (run `npm run build` after changing them)', () => {
-		expect(fs.readFileSync(path.join(ROOT, 'nodes', 'shared', 'links.ts'), 'utf8')).toBe(gulpfile['build:links'].source());
+	it('nodes/shared/panel/links.ts is what the build makes from package.json and docs/ (run `npm run build` after changing them)', () => {
+		expect(fs.readFileSync(path.join(ROOT, 'nodes', 'shared', 'panel', 'links.ts'), 'utf8')).toBe(gulpfile['build:links'].source());
 	});
 
 	it('no source file links to the npm page or to a README anchor instead', () => {

@@ -7,7 +7,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { INode } from 'n8n-workflow';
 
-import { asNodeError, errorItem } from '../../nodes/shared/edge';
+import { asNodeError, errorItem } from '../../nodes/shared/failures/edge';
 import {
 	GatewayError,
 	classifyError,
@@ -21,8 +21,8 @@ import {
 	parseErrorBody,
 	readErrorFields,
 	withFields,
-} from '../../nodes/shared/errors';
-import { SecretMasker, patternMasker } from '../../nodes/shared/mask';
+} from '../../nodes/shared/failures/errors';
+import { SecretMasker, patternMasker } from '../../nodes/shared/credential/secrets';
 
 const KEY = 'sk-live-0123456789abcdefSECRET';
 const KEY_TAIL = KEY.slice('sk-'.length);

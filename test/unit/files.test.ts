@@ -28,11 +28,11 @@ import {
 	readAttachmentNames,
 	readImageUrls,
 	withAttachments,
-} from '../../nodes/shared/attachments';
-import type { LoadedFile } from '../../nodes/shared/attachments';
-import { GatewayError } from '../../nodes/shared/errors';
-import { imageDimensions } from '../../nodes/shared/imageSize';
-import { jsonReplyData, parseJsonText, readJsonRequest } from '../../nodes/shared/jsonReply';
+} from '../../nodes/shared/files/attachments';
+import type { LoadedFile } from '../../nodes/shared/files/attachments';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { imageDimensions } from '../../nodes/shared/files/imageSize';
+import { jsonReplyData, parseJsonText, readJsonRequest } from '../../nodes/shared/chat/jsonReply';
 import { createExecuteContext } from '../helpers/executeContext';
 import { binaryItem, pdfBytes, pngBytes, pngHeader, sampleJpeg, sampleMp4, sampleWebp, withBinaryHelpers } from '../helpers/files';
 

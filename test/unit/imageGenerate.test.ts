@@ -17,10 +17,10 @@ import {
 	planImages,
 	stripDataUrlPrefix,
 } from '../../nodes/GatewayImageGenerate/response';
-import { isPageContentType, streamToBinary } from '../../nodes/shared/binary';
-import { GatewayError } from '../../nodes/shared/errors';
-import { GatewayClient } from '../../nodes/shared/transport';
-import type { ByteStream } from '../../nodes/shared/transport';
+import { isPageContentType, streamToBinary } from '../../nodes/shared/files/binary';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
+import type { ByteStream } from '../../nodes/shared/wire/transport';
 import { createExecuteContext } from '../helpers/executeContext';
 
 // Port 9 (discard) is never listened on here: any request would fail, and none may be sent.

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 
-import { mapConcurrent, runPerItem } from '../../nodes/shared/itemRunner';
-import { fieldError } from '../../nodes/shared/validate';
+import { mapConcurrent, runPerItem } from '../../nodes/shared/items/itemRunner';
+import { fieldError } from '../../nodes/shared/items/validate';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const credentials = { apiKey: 'sk-unit', baseUrl: 'http://127.0.0.1:9' };

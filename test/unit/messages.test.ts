@@ -9,9 +9,9 @@ import { MessageEventStream, messagesOutput, messagesReplyProblem } from '../../
 import type { NativeMessage } from '../../nodes/GatewayMessages/reply';
 import { MESSAGES_HEADERS, messagesRequestBody, readMessagesInput } from '../../nodes/GatewayMessages/request';
 import type { MessagesInput } from '../../nodes/GatewayMessages/request';
-import { StreamFault } from '../../nodes/shared/chatCall';
-import { isErrorShape } from '../../nodes/shared/errors';
-import { ServerSentEventParser } from '../../nodes/shared/sse';
+import { StreamFault } from '../../nodes/shared/chat/chatCall';
+import { isErrorShape } from '../../nodes/shared/failures/errors';
+import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const credentials = { apiKey: 'sk-unit-messages', baseUrl: 'http://127.0.0.1:9' };

@@ -1,6 +1,6 @@
-import { sniffFileType } from '../../nodes/shared/binary';
-import { modelListEntries } from '../../nodes/shared/modelSearch';
-import { findModel, guessKind } from '../../nodes/shared/models';
+import { sniffFileType } from '../../nodes/shared/files/binary';
+import { modelListEntries } from '../../nodes/shared/panel/modelSearch';
+import { findModel, guessKind } from '../../nodes/shared/panel/models';
 
 describe('model lists', () => {
 	it('falls back to the catalogue when the gateway lists none of the kind', () => {

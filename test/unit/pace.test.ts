@@ -1,5 +1,5 @@
 /** The execution's sending pace (AIMD over the shared backoff gate), on a fake clock. */
-import { SendPace } from '../../nodes/shared/pace';
+import { SendPace } from '../../nodes/shared/wire/pace';
 import { createFakeClock } from '../helpers/fakeClock';
 
 /** A gateway that admits `perSecond` requests per second (a token bucket of one second), on the fake clock. */
@@ -152,7 +152,7 @@ describe('SendPace, a burst refused before anything got through', () => {
 
 describe('SendPace as a fixed budget', () => {
 	it('spaces requests 10 % wider than the budget, so the server never sees more than the budget in a second', async () => {
-		const { BUDGET_PACE } = await import('../../nodes/shared/pace');
+		const { BUDGET_PACE } = await import('../../nodes/shared/wire/pace');
 		const clock = createFakeClock();
 		const pace = new SendPace(clock, BUDGET_PACE, 10);
 		const times: number[] = [];

@@ -5,7 +5,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { parse } from 'yaml';
 
 import { newPlantBody, readNewPlant } from '../../nodes/GatewayPlantCreate/createPlant';
-import { parseJsonKeepingBigIntegers, toInt64Literal } from '../../nodes/shared/json';
+import { parseJsonKeepingBigIntegers, toInt64Literal } from '../../nodes/shared/items/json';
 import { createExecuteContext } from '../helpers/executeContext';
 
 // The store's own OpenAPI 3.1 document: its schemas are JSON Schema 2020-12.

@@ -1,6 +1,6 @@
-import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, retryDelayMs } from '../../nodes/shared/retry';
-import { BackoffGate } from '../../nodes/shared/timing';
-import type { Clock } from '../../nodes/shared/timing';
+import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, retryDelayMs } from '../../nodes/shared/wire/retry';
+import { BackoffGate } from '../../nodes/shared/wire/timing';
+import type { Clock } from '../../nodes/shared/wire/timing';
 
 describe('retry decisions', () => {
 	it('retries 429 and gateway failures, never other 4xx nor an unknown model', () => {

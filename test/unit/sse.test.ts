@@ -1,5 +1,5 @@
-import { ServerSentEventParser, readServerSentEvents } from '../../nodes/shared/sse';
-import type { ServerSentEvent } from '../../nodes/shared/sse';
+import { ServerSentEventParser, readServerSentEvents } from '../../nodes/shared/wire/sse';
+import type { ServerSentEvent } from '../../nodes/shared/wire/sse';
 
 function parseAll(pieces: string[]): ServerSentEvent[] {
 	const parser = new ServerSentEventParser();

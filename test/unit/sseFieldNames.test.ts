@@ -1,5 +1,5 @@
 /** The SSE reader matches field names whole: it reads them in place, without cutting the line. */
-import { ServerSentEventParser } from '../../nodes/shared/sse';
+import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
 
 it('takes "dataset", "events" and "identity" for unknown fields, not data, event and id', () => {
 	const parser = new ServerSentEventParser();

@@ -1,4 +1,4 @@
-import { isHttpUrl, isSameOrigin, joinUrl, normalizeBaseUrl } from '../../nodes/shared/url';
+import { isHttpUrl, isSameOrigin, joinUrl, normalizeBaseUrl } from '../../nodes/shared/credential/url';
 
 describe('base URL handling', () => {
 	it.each([

@@ -1,7 +1,7 @@
 import { DEADLINE_GRACE_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, isPassingPollFailure, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import { GatewayError } from '../../nodes/shared/errors';
-import type { GatewayErrorKind } from '../../nodes/shared/errors';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
 
 const failure = (kind: GatewayErrorKind, status?: number) => new GatewayError({ kind, headline: `Checking video task t failed: ${kind}`, status });
 

@@ -1,8 +1,8 @@
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
 import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import { GatewayError } from '../../nodes/shared/errors';
-import { createLimiter } from '../../nodes/shared/itemRunner';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { createLimiter } from '../../nodes/shared/items/itemRunner';
 import { createFakeClock } from '../helpers/fakeClock';
 import type { FakeClock } from '../helpers/fakeClock';
 

@@ -1,8 +1,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { buildSubmitBody, parseSize, readOutputInput, readSubmitInput, readWaitInput, statusPath } from '../../nodes/GatewayVideoGenerate/request';
-import { isPageContentType } from '../../nodes/shared/binary';
-import { isSafeToRepeat } from '../../nodes/shared/retry';
+import { isPageContentType } from '../../nodes/shared/files/binary';
+import { isSafeToRepeat } from '../../nodes/shared/wire/retry';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const credentials = { apiKey: 'sk-unit', baseUrl: 'http://127.0.0.1:9' };

@@ -7,10 +7,10 @@
 import type { IDataObject, IExecuteFunctions, INode } from 'n8n-workflow';
 
 import { fetchStatus, MAY_HAVE_CREATED_HINT, outcomeError, pollStatus, STATUS_DEADLINE_MS, submitTask, taskFailedError } from '../../nodes/GatewayVideoGenerate/taskApi';
-import { asNodeError, errorItem } from '../../nodes/shared/edge';
-import { GatewayError } from '../../nodes/shared/errors';
-import { SecretMasker } from '../../nodes/shared/mask';
-import type { GatewayCall, GatewayClient } from '../../nodes/shared/transport';
+import { asNodeError, errorItem } from '../../nodes/shared/failures/edge';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { SecretMasker } from '../../nodes/shared/credential/secrets';
+import type { GatewayCall, GatewayClient } from '../../nodes/shared/wire/transport';
 
 const KEY = 'sk-video-test-0123456789abcdef';
 const SECRET_PART = KEY.slice(3);

@@ -5,9 +5,9 @@
  */
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, quoteStart, rootCause } from './errors';
-import type { GatewayErrorInit } from './errors';
-import type { ByteStream, GatewayClient } from './transport';
+import { GatewayError, quoteStart, rootCause } from '../failures/errors';
+import type { GatewayErrorInit } from '../failures/errors';
+import type { ByteStream, GatewayClient } from '../wire/transport';
 
 export interface FileType {
 	mimeType: string;

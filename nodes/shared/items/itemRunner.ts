@@ -5,8 +5,8 @@
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { asNodeError, errorItem } from './edge';
-import { GatewayClient } from './transport';
+import { asNodeError, errorItem } from '../failures/edge';
+import { GatewayClient } from '../wire/transport';
 
 export const DEFAULT_CONCURRENCY = 10;
 export const MAX_CONCURRENCY = 100;

@@ -4,7 +4,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './itemRunner';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from '../items/itemRunner';
 
 type SearchMethod = 'searchImageModels' | 'searchVideoModels' | 'searchChatModels';
 

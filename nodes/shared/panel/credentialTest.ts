@@ -24,13 +24,13 @@ import type {
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
 
-import { CredentialProblem, checkGatewayCredential } from './credentialSettings';
-import type { GatewaySettings } from './credentialSettings';
-import { GatewayError } from './errors';
-import type { GatewayErrorKind } from './errors';
-import { SecretMasker } from './mask';
-import { GatewayClient } from './transport';
-import type { ByteStream } from './transport';
+import { CredentialProblem, checkGatewayCredential } from '../credential/settings';
+import type { GatewaySettings } from '../credential/settings';
+import { GatewayError } from '../failures/errors';
+import type { GatewayErrorKind } from '../failures/errors';
+import { SecretMasker } from '../credential/secrets';
+import { GatewayClient } from '../wire/transport';
+import type { ByteStream } from '../wire/transport';
 
 /** The name in the nodes' `testedBy` (written there as a literal: n8n's lint reads it from the source). */
 export const GATEWAY_CREDENTIAL_TEST = 'gatewayApiTest';

@@ -5,12 +5,12 @@
  */
 import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { peekStream } from './binary';
-import { GatewayError, errorFromParsed, isErrorShape, missingResultError, notAnObjectError, quoteStart, readErrorFields } from './errors';
+import { peekStream } from '../files/binary';
+import { GatewayError, errorFromParsed, isErrorShape, missingResultError, notAnObjectError, quoteStart, readErrorFields } from '../failures/errors';
 import { liveOrderOf } from './liveOrder';
-import { readServerSentEvents } from './sse';
-import type { ServerSentEvent } from './sse';
-import type { ByteStream, GatewayClient } from './transport';
+import { readServerSentEvents } from '../wire/sse';
+import type { ServerSentEvent } from '../wire/sse';
+import type { ByteStream, GatewayClient } from '../wire/transport';
 
 /**
  * What a reply stream found wrong: an error the gateway reported in the stream (`payload`), or a

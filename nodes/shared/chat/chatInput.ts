@@ -5,8 +5,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKENS, DEFAULT_CHAT_TIMEOUT_SECONDS, EFFORT_LEVELS } from './chatDescriptions';
-import { findModel } from './models';
-import { fieldError, readInteger } from './validate';
+import { findModel } from '../panel/models';
+import { fieldError, readInteger } from '../items/validate';
 
 export interface ChatMessage {
 	role: string;

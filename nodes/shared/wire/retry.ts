@@ -3,7 +3,7 @@
  * Retried: 429 (relays send it with an empty body and no Retry-After), 502, 503 and 504, and
  * dropped connections. Never retried: other 4xx, and 503 `model_not_found`, which is permanent.
  */
-import type { GatewayErrorKind } from './errors';
+import type { GatewayErrorKind } from '../failures/errors';
 
 export interface RetryPolicy {
 	/** Retries after the first attempt, for failures other than 429. */

@@ -15,7 +15,7 @@ import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { sniffFileType } from './binary';
 import { imageDimensions } from './imageSize';
-import { fieldError } from './validate';
+import { fieldError } from '../items/validate';
 
 export type ChatFormat = 'chat' | 'messages';
 

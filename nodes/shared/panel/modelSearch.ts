@@ -7,7 +7,7 @@ import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult
 
 import { catalogueOf, describeModel, findModel, guessKind } from './models';
 import type { ModelKind } from './models';
-import { GatewayClient } from './transport';
+import { GatewayClient } from '../wire/transport';
 
 interface GatewayModel {
 	id?: unknown;

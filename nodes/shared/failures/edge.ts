@@ -7,7 +7,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData, JsonObject } from 'n8n-workflow';
 
 import { GatewayError, itemFieldsOf } from './errors';
-import { SecretMasker, patternMasker } from './mask';
+import { SecretMasker, patternMasker } from '../credential/secrets';
 
 export type NodeError = NodeApiError | NodeOperationError;
 

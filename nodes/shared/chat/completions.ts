@@ -5,9 +5,9 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { StreamFault, eventJson } from '../shared/chatCall';
-import type { ReplyStream } from '../shared/chatCall';
-import type { ServerSentEvent } from '../shared/sse';
+import { StreamFault, eventJson } from './chatCall';
+import type { ReplyStream } from './chatCall';
+import type { ServerSentEvent } from '../wire/sse';
 
 export interface ChatCompletion extends IDataObject {
 	id?: string;

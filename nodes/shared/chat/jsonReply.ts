@@ -6,8 +6,8 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, quoteStart } from './errors';
-import { fieldError } from './validate';
+import { GatewayError, quoteStart } from '../failures/errors';
+import { fieldError } from '../items/validate';
 
 export const RESPONSE_FORMATS = ['text', 'jsonObject', 'jsonSchema'] as const;
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];

@@ -20,8 +20,8 @@ import type {
 	INode,
 } from 'n8n-workflow';
 
-import { readGatewayCredential } from './credentialSettings';
-import type { GatewaySettings } from './credentialSettings';
+import { readGatewayCredential } from '../credential/settings';
+import type { GatewaySettings } from '../credential/settings';
 import {
 	GatewayError,
 	httpError,
@@ -32,14 +32,14 @@ import {
 	quoteStart,
 	readErrorFields,
 	errorFromParsed,
-} from './errors';
-import type { GatewayErrorInit } from './errors';
-import { SecretMasker } from './mask';
+} from '../failures/errors';
+import type { GatewayErrorInit } from '../failures/errors';
+import { SecretMasker } from '../credential/secrets';
 import { DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelayMs } from './retry';
 import type { RetryPolicy } from './retry';
 import { SendPace } from './pace';
 import { CancelledError, pause } from './timing';
-import { hostOf, isSameOrigin, joinUrl } from './url';
+import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 
 export const CREDENTIAL_TYPE = 'gatewayApi';
 
