@@ -33,6 +33,7 @@ import type { INode } from 'n8n-workflow';
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
 import { StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chat/chatCall';
+import { StreamMasker } from '../shared/credential/secrets';
 import { asNodeError } from '../shared/failures/edge';
 import { GatewayError, isErrorShape, missingResultError } from '../shared/failures/errors';
 import { readServerSentEvents } from '../shared/wire/sse';
@@ -166,7 +167,8 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
 				const completion = await client.json<ChatCompletion>({ path: PATH, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, what: WHAT });
-				return generateResultOf(checkedCompletion(completion));
+				// What the agent, its tools and n8n's run data and event log get: masked.
+				return client.masker.maskDeep(generateResultOf(checkedCompletion(completion)));
 			} catch (error) {
 				throw this.nodeError(error);
 			}
@@ -182,27 +184,33 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 				throw this.streamError(error);
 			}
 			const body = response.body;
+			// Everything handed to LangChain is masked; a secret split over two deltas too.
+			const masker = this.deps.client.masker;
+			const shown = new StreamMasker(masker);
+			const text = (delta: string): StreamChunk[] => (delta === '' ? [] : [{ type: 'text-delta', delta }]);
 			try {
 				// A stream is recognised by its body: relays send it as text/plain or with no type, and
 				// some ignore `stream` and answer with one JSON object.
 				if ((await firstCharacter(body)) === '{') {
 					const completion = wholeAnswer(await readAll(body));
-					const text = generateResultOf(completion).message.content.find((part) => part.type === 'text');
-					if (text && text.type === 'text' && text.text !== '') yield { type: 'text-delta', delta: text.text };
-					yield* closingChunks(completion);
+					const whole = generateResultOf(completion).message.content.find((part) => part.type === 'text');
+					if (whole && whole.type === 'text') yield* text(masker.mask(whole.text));
+					yield* masker.maskDeep(closingChunks(completion));
 					return;
 				}
 				const reader = new ChatCompletionStream();
 				for await (const events of readServerSentEvents(body)) {
 					for (const event of events) {
-						const text = reader.take(event);
-						if (text) yield { type: 'text-delta', delta: text };
+						const delta = reader.take(event);
+						if (delta) yield* text(shown.push(delta));
 						if (reader.finished) break;
 					}
 					if (reader.finished) break;
 				}
 				if (!reader.finished) throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
-				yield* closingChunks(checkedCompletion(reader.reply()));
+				const reply = checkedCompletion(reader.reply());
+				yield* text(shown.flush());
+				yield* masker.maskDeep(closingChunks(reply));
 			} catch (error) {
 				throw this.streamError(streamFailure(error, response.failure));
 			} finally {

@@ -1,6 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { withMaskedExits } from '../shared/failures/exits';
 import { credentialTest } from '../shared/panel/credentialTest';
 import { modelSearch } from '../shared/panel/modelSearch';
 import { DOCS_URL } from '../shared/panel/links';
@@ -29,6 +30,6 @@ export class GatewayMessages implements INodeType {
 	methods = { listSearch: { searchChatModels: modelSearch.searchChatModels }, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await createMessage.call(this);
+		return await withMaskedExits(this, async (ctx) => await createMessage.call(ctx));
 	}
 }

@@ -1,6 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { withMaskedExits } from '../shared/failures/exits';
 import { credentialTest } from '../shared/panel/credentialTest';
 import { optionsCollection } from '../shared/panel/descriptions';
 import { DOCS_URL } from '../shared/panel/links';
@@ -57,6 +58,6 @@ export class GatewayPlantCreate implements INodeType {
 	methods = { credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await createPlant.call(this);
+		return await withMaskedExits(this, async (ctx) => await createPlant.call(ctx));
 	}
 }

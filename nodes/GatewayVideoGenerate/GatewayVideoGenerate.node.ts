@@ -1,6 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { withMaskedExits } from '../shared/failures/exits';
 import { credentialTest } from '../shared/panel/credentialTest';
 import { modelSearch } from '../shared/panel/modelSearch';
 import { DOCS_URL } from '../shared/panel/links';
@@ -33,6 +34,6 @@ export class GatewayVideoGenerate implements INodeType {
 	methods = { listSearch: modelSearch, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await executeVideo(this);
+		return await withMaskedExits(this, async (ctx) => await executeVideo(ctx));
 	}
 }

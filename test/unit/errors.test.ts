@@ -24,7 +24,8 @@ import {
 } from '../../nodes/shared/failures/errors';
 import { SecretMasker, patternMasker } from '../../nodes/shared/credential/secrets';
 
-const KEY = 'sk-live-0123456789abcdefSECRET';
+// Random as a real key is: ordinary text shares no run of 8 characters with it.
+const KEY = 'sk-live-7Hq2Wc9Zr4Lp0Xt6SECRET';
 const KEY_TAIL = KEY.slice('sk-'.length);
 const HEADER_SECRET = 'portkey-header-secret-42';
 const masker = new SecretMasker([KEY, HEADER_SECRET]);
@@ -277,8 +278,9 @@ describe('SecretMasker', () => {
 		for (const text of texts) expect(masker.mask(text)).toBe(text);
 	});
 
-	it('ignores secrets too short to be told from ordinary words', () => {
-		expect(new SecretMasker(['abc']).mask('abc def')).toBe('abc def');
+	it('masks a short secret only as a whole token, never inside a longer word', () => {
+		expect(new SecretMasker(['abc']).mask('abc def')).toBe('*** def');
+		expect(new SecretMasker(['abc']).mask('abcdef task_abc_1 x.abc.y')).toBe('abcdef task_abc_1 x.abc.y');
 	});
 
 	it('masks every string of a JSON-like value', () => {

@@ -6,7 +6,10 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode } from 'n8n-workflow';
 
+import { SecretMasker } from './secrets';
 import { isHttpUrl, normalizeBaseUrl } from './url';
+
+export const CREDENTIAL_TYPE = 'gatewayApi';
 
 export interface GatewaySettings {
 	apiKey: string;
@@ -105,6 +108,10 @@ export function checkCustomHeaders(raw: unknown): Record<string, string> {
 		}
 		const text = String(headerValue);
 		if (/[\r\n]/.test(text)) throw new CredentialProblem('Custom Headers', `has a line break in the value of "${name}"`);
+		// HTTP sends header values as Latin-1: other characters would arrive changed (`ключ-77` as `--77`).
+		if ([...text].some((character) => (character.codePointAt(0) ?? 0) > 0xff)) {
+			throw new CredentialProblem('Custom Headers', `has a value for "${name}" with characters that a header cannot carry (only Latin-1 letters, digits and signs)`);
+		}
 		headers[name] = text;
 	}
 	return headers;
@@ -129,4 +136,21 @@ export function readGatewayCredential(credentials: IDataObject, node: INode): Ga
 		// checkGatewayCredential raises only CredentialProblems, whose words hold no secret.
 		throw new NodeOperationError(node, (error as Error).message, { description: 'Open the Model Gateway credential and correct this field.' });
 	}
+}
+
+/**
+ * The secret policy of the credential as it was entered, also when a field fails its check (the
+ * node reports that later; its values are secrets all the same): read before anything else, so
+ * even an input check's error is masked with it.
+ */
+export function secretPolicyOf(credentials: IDataObject): SecretMasker {
+	let customHeaders: Record<string, string>;
+	try {
+		customHeaders = checkCustomHeaders(credentials.customHeaders);
+	} catch {
+		const parsed = typeof credentials.customHeaders === 'string' ? parseJson(credentials.customHeaders) : credentials.customHeaders;
+		customHeaders = {};
+		if (typeof parsed === 'object' && parsed !== null) for (const [name, value] of Object.entries(parsed)) customHeaders[name] = String(value);
+	}
+	return SecretMasker.of({ apiKey: String(credentials.apiKey ?? '').trim(), customHeaders });
 }

@@ -175,7 +175,7 @@ export async function testGatewayCredential(this: ICredentialTestFunctions, cred
 		if (error instanceof CredentialProblem) return { status: 'Error', message: error.message };
 		return { status: 'Error', message: new SecretMasker().mask(describeTestFailure(error, { baseUrl: '' })) };
 	}
-	const masker = new SecretMasker([settings.apiKey, ...Object.values(settings.customHeaders)]);
+	const masker = SecretMasker.of(settings);
 	try {
 		const client = await GatewayClient.create(testContext(this.helpers, data));
 		const answer = await client.json<{ data?: unknown }>({ path: TEST_PATH, method: 'GET', deadlineMs: TEST_DEADLINE_MS, retry: false, what: `GET ${TEST_PATH}` });

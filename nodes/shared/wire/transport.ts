@@ -20,7 +20,7 @@ import type {
 	INode,
 } from 'n8n-workflow';
 
-import { readGatewayCredential } from '../credential/settings';
+import { CREDENTIAL_TYPE, readGatewayCredential } from '../credential/settings';
 import type { GatewaySettings } from '../credential/settings';
 import {
 	GatewayError,
@@ -41,7 +41,7 @@ import { SendPace } from './pace';
 import { CancelledError, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 
-export const CREDENTIAL_TYPE = 'gatewayApi';
+export { CREDENTIAL_TYPE };
 
 type GatewayContext = IExecuteFunctions | ILoadOptionsFunctions;
 
@@ -176,7 +176,7 @@ export class GatewayClient {
 		private readonly ctx: GatewayContext,
 		private readonly settings: GatewaySettings,
 	) {
-		this.masker = new SecretMasker([settings.apiKey, ...Object.values(settings.customHeaders)]);
+		this.masker = SecretMasker.of(settings);
 	}
 
 	/** Reads and checks the credential before any request is sent. */
