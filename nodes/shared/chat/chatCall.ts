@@ -6,7 +6,7 @@
 import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../files/binary';
-import { GatewayError, errorFromParsed, isErrorShape, missingResultError, notAnObjectError, quoteStart, readErrorFields } from '../failures/errors';
+import { GatewayError, errorFromParsed, isErrorShape, gatewayQuote, missingResultError, notAnObjectError, readErrorFields } from '../failures/errors';
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
 import type { ServerSentEvent } from '../wire/sse';
@@ -162,7 +162,7 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 		reply = replyStream.reply();
 	} catch (error) {
 		const failure = chatFailure(call, error, response.failure);
-		if (begun && live) await live.fail(client.masker.mask(failure.fullMessage)).catch(() => undefined);
+		if (begun && live) await live.fail(failure.shownMessage((text) => client.masker.mask(text))).catch(() => undefined);
 		throw failure;
 	}
 	if (live) await live.end();
@@ -210,7 +210,7 @@ export function streamFailure(
 		return new GatewayError({
 			kind: 'protocol',
 			headline: `${what} failed: ${error.problem}`,
-			gatewayMessage: error.sent !== undefined ? quoteStart(error.sent, 200) : undefined,
+			gatewayMessage: error.sent !== undefined ? gatewayQuote(error.sent) : undefined,
 			hint,
 			itemIndex: options.itemIndex,
 		});

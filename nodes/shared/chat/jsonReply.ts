@@ -6,7 +6,7 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, quoteStart } from '../failures/errors';
+import { GatewayError, gatewayQuote } from '../failures/errors';
 import { fieldError } from '../items/validate';
 
 export const RESPONSE_FORMATS = ['text', 'jsonObject', 'jsonSchema'] as const;
@@ -94,7 +94,7 @@ export function jsonReplyData(reply: JsonReply): unknown {
 		hint: reply.cutOff
 			? 'The answer was cut off at Max Tokens before the JSON was complete: raise Max Tokens.'
 			: 'The model answered in words instead of JSON. Say in the message that the answer must be JSON, or use Response Format JSON Schema. The whole answer is in the error data (text).',
-		gatewayMessage: empty ? undefined : quoteStart(reply.text, 200),
+		gatewayMessage: empty ? undefined : gatewayQuote(reply.text),
 		mayHaveActed: true,
 		fields: reply.fields,
 		itemIndex: reply.itemIndex,

@@ -6,7 +6,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData, JsonObject } from 'n8n-workflow';
 
-import { GatewayError, itemFieldsOf } from './errors';
+import { GatewayError, itemFieldsOf, quoteStart } from './errors';
 import { SecretMasker, patternMasker } from '../credential/secrets';
 
 export type NodeError = NodeApiError | NodeOperationError;
@@ -21,7 +21,8 @@ function errorData(error: GatewayError, masker: SecretMasker): JsonObject {
 	return masker.maskDeep({
 		kind: error.kind,
 		httpCode: error.status ?? null,
-		gatewayMessage: error.gatewayMessage ?? null,
+		// Masked whole, then shortened: a cut never leaves part of a secret.
+		gatewayMessage: error.gatewayMessage === undefined ? null : quoteStart(masker.mask(error.gatewayMessage)),
 		gatewayCode: error.gatewayCode ?? null,
 		mayHaveActed: error.mayHaveActed,
 		...error.fields,
@@ -32,7 +33,7 @@ function errorData(error: GatewayError, masker: SecretMasker): JsonObject {
 export function asNodeError(node: INode, error: unknown, itemIndex: number | undefined, masker: SecretMasker = patternMasker): NodeError {
 	if (error instanceof GatewayError) {
 		const index = error.itemIndex ?? itemIndex;
-		const message = masker.mask(error.fullMessage);
+		const message = error.shownMessage((text) => masker.mask(text));
 		const description = error.hint ? masker.mask(error.hint) : undefined;
 		const data = errorData(error, masker);
 		const nodeError =

@@ -81,13 +81,21 @@ export class GatewayError extends Error {
 		return this;
 	}
 
-	/** The whole message as the edge shows it (before masking): our headline, then the gateway's words. */
+	/** The whole message (unmasked): our headline, then the gateway's words, shortened. */
 	get fullMessage(): string {
+		return this.shownMessage((text) => text);
+	}
+
+	/**
+	 * The message as shown: `mask` is applied to the gateway's words while they are whole, and only
+	 * then are they shortened, so a cut can never leave part of a secret that masking would not find.
+	 */
+	shownMessage(mask: (text: string) => string): string {
 		const code = this.gatewayCode !== undefined && this.gatewayCode !== '' ? ` (code ${this.gatewayCode})` : '';
 		// A 2xx status says nothing: the error was in the body.
 		const status = this.status !== undefined && this.status >= 300 && !this.headline.includes(`HTTP ${this.status}`) ? ` (HTTP ${this.status})` : '';
-		if (this.gatewayMessage === undefined || this.gatewayMessage === '') return `${this.headline}${status}${code}`;
-		return `${this.headline}${status}: "${this.gatewayMessage}"${code}`;
+		if (this.gatewayMessage === undefined || this.gatewayMessage === '') return mask(`${this.headline}${status}${code}`);
+		return `${mask(`${this.headline}${status}`)}: "${quoteStart(mask(this.gatewayMessage))}"${mask(code)}`;
 	}
 }
 
@@ -109,6 +117,8 @@ export interface ParsedErrorBody {
 }
 
 const QUOTE_LIMIT = 300;
+/** A gateway's words are kept whole up to this (error bodies are read up to 64 KiB anyway). */
+const QUOTE_BOUND = 64 * 1024;
 
 function summariseHtml(html: string): string {
 	const pick = (tag: string) => {
@@ -130,6 +140,14 @@ export function quoteStart(text: string, limit = QUOTE_LIMIT): string {
 	return folded.length > limit ? `${folded.slice(0, limit)}…` : folded;
 }
 
+/**
+ * A gateway's words as a GatewayError keeps them: whitespace folded, not shortened. They are
+ * masked and then shortened where they are shown (`shownMessage`, the edge).
+ */
+export function gatewayQuote(text: string): string {
+	return quoteStart(text, QUOTE_BOUND);
+}
+
 export function looksLikeHtml(text: string, contentType = ''): boolean {
 	return /html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text);
 }
@@ -137,7 +155,7 @@ export function looksLikeHtml(text: string, contentType = ''): boolean {
 /** Reads the message, code and type from a parsed error body of any known shape. */
 export function readErrorFields(body: unknown): ParsedErrorBody {
 	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-		return body === undefined ? {} : { message: quoteStart(JSON.stringify(body)) };
+		return body === undefined ? {} : { message: gatewayQuote(JSON.stringify(body)) };
 	}
 	const record = body as Record<string, unknown>;
 	const nested = record.error;
@@ -168,7 +186,7 @@ export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorB
 	try {
 		return readErrorFields(JSON.parse(text));
 	} catch {
-		return { message: quoteStart(text) };
+		return { message: gatewayQuote(text) };
 	}
 }
 
@@ -295,7 +313,7 @@ export function notAnObjectError(what: string, status: number, body: unknown, ex
 	return new GatewayError({
 		kind: 'protocol',
 		headline: `${what} failed: the gateway answered HTTP ${status} with ${body === null ? 'null' : Array.isArray(body) ? 'a list' : `a JSON ${typeof body}`} instead of a JSON object`,
-		gatewayMessage: quoteStart(JSON.stringify(body) ?? String(body)),
+		gatewayMessage: gatewayQuote(JSON.stringify(body) ?? String(body)),
 		status,
 		...extra,
 	});
@@ -307,7 +325,7 @@ export function missingResultError(what: string, missing: string, sent: unknown,
 		kind: 'protocol',
 		headline: `${what} failed: the gateway's answer has no ${missing}`,
 		hint: 'The gateway sent something else than the result; its answer is quoted above. Check the model and the gateway.',
-		gatewayMessage: quoteStart(typeof sent === 'string' ? sent : (JSON.stringify(sent) ?? String(sent))),
+		gatewayMessage: gatewayQuote(typeof sent === 'string' ? sent : (JSON.stringify(sent) ?? String(sent))),
 		...extra,
 	});
 }

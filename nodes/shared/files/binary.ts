@@ -5,7 +5,7 @@
  */
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, quoteStart, rootCause } from '../failures/errors';
+import { GatewayError, gatewayQuote, quoteStart, rootCause } from '../failures/errors';
 import type { GatewayErrorInit } from '../failures/errors';
 import type { ByteStream, GatewayClient } from '../wire/transport';
 
@@ -198,7 +198,7 @@ export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayCl
 			kind: 'protocol',
 			headline: `${spec.what} failed: the link answered with ${said} instead of ${spec.expected}`,
 			hint: withNextStep('The file host sent an error or a page instead of the file; the link may have expired or need a login.', spec),
-			gatewayMessage: quoteStart(sent, 300) || undefined,
+			gatewayMessage: gatewayQuote(sent) || undefined,
 			...extra,
 		});
 	if (isPageContentType(contentType)) throw refuse(contentType, await readForQuote(body));

@@ -29,7 +29,7 @@ import {
 	isErrorShape,
 	networkError,
 	notAnObjectError,
-	quoteStart,
+	gatewayQuote,
 	readErrorFields,
 	errorFromParsed,
 } from '../failures/errors';
@@ -226,7 +226,7 @@ export class GatewayClient {
 			throw new GatewayError({
 				kind: 'protocol',
 				headline: `${what} failed: the gateway answered HTTP ${response.status} with ${page ? 'a page' : 'text'} instead of JSON`,
-				gatewayMessage: quoteStart(text, 200),
+				gatewayMessage: gatewayQuote(text),
 				hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
 				...extra,
 			});
@@ -446,7 +446,7 @@ export class GatewayClient {
 				kind: 'not_found',
 				headline: `${what} failed: the link has expired or is gone (${host} answered HTTP ${status})`,
 				hint: 'Links to generated files are temporary: download them soon after they are generated.',
-				gatewayMessage: said ?? (text.trim().startsWith('<') ? undefined : quoteStart(text, 200) || undefined),
+				gatewayMessage: said ?? (text.trim().startsWith('<') ? undefined : gatewayQuote(text) || undefined),
 				...this.errorExtra(call, { status }),
 			});
 		}
