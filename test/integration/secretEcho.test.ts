@@ -49,7 +49,8 @@ function answer(req: http.IncomingMessage, body: IDataObject, res: http.ServerRe
 		// An error whose words reach the key only near where a quote is shortened.
 		res.writeHead(401, { 'content-type': String(req.headers['x-error-type'] ?? 'text/plain') });
 		const words = `${'x'.repeat(Number(cutAt[1]))}${SECRET} is not a valid token`;
-		return res.end(req.headers['x-error-type'] === 'application/json' ? JSON.stringify({ error: { message: words, type: 'invalid_request_error' } }) : words);
+		res.end(req.headers['x-error-type'] === 'application/json' ? JSON.stringify({ error: { message: words, type: 'invalid_request_error' } }) : words);
+		return;
 	}
 	if (path === '/v1/chat/completions') {
 		const toolCalls = body.tools ? [{ id: 'call_1', type: 'function', function: { name: 'Calculator', arguments: JSON.stringify({ input: QUOTE }) } }] : undefined;
@@ -77,7 +78,8 @@ function answer(req: http.IncomingMessage, body: IDataObject, res: http.ServerRe
 	if (path.startsWith('/v1/video/generations/')) {
 		return json({ code: 'success', data: { task_id: 'task_openai_1', status: 'FAILURE', progress: '100%', fail_reason: QUOTE, result_url: `${baseUrl}/files/v.mp4?sig=${KEY}` } });
 	}
-	res.writeHead(404).end();
+	res.writeHead(404);
+	res.end();
 }
 
 let server: http.Server;
