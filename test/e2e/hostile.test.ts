@@ -19,11 +19,16 @@ const byPrompt = (text: string) => requests((request) => request.body.includes(t
 /** The error as n8n stored it, whole, for looking for secrets. */
 const stored = (error: E2eError | undefined) => JSON.stringify(error ?? null);
 
+/** The key, every 8-character run of its part after sk-, its base64, and the custom header value. */
+function secretForms(apiKey: string, headerSecret: string): string[] {
+	const secretPart = apiKey.slice(3);
+	const runs = Array.from({ length: secretPart.length - 7 }, (_, start) => secretPart.slice(start, start + 8));
+	return [apiKey, secretPart, Buffer.from(apiKey).toString('base64').slice(0, 24), headerSecret, ...runs];
+}
+
 function expectMasked(text: string) {
 	const { apiKey, headerSecret } = hostile();
-	expect(text).not.toContain(apiKey);
-	expect(text).not.toContain(apiKey.slice(3));
-	expect(text).not.toContain(headerSecret);
+	for (const form of secretForms(apiKey, headerSecret)) expect(text).not.toContain(form);
 }
 
 describe.each([
@@ -177,6 +182,21 @@ describeWorkflow('mgwHostile0019', 'a video link that is text served as video', 
 	});
 });
 
+describeWorkflow('mgwHostile0020', 'success answers quoting the key and the relay token', () => {
+	it.each(['Chat', 'Chat Streamed', 'Messages Streamed', 'Image', 'Plant', 'AI Agent'])('%s succeeds; what it returns quotes the gateway with every secret masked', (name) => {
+		expect(workflowResult(results(), 'mgwHostile0020').status).toBe('success');
+		const items = nodeItems(results(), 'mgwHostile0020', name);
+		expect(items).toHaveLength(1);
+		const text = JSON.stringify(items);
+		expectMasked(text);
+		expect(text).toContain('you sent Bearer *** (base64 ***) and relay token ***');
+	});
+
+	it('the gateway really quoted the secrets (so the check above means something)', () => {
+		expect(byPrompt('[hostile:echo-secrets-200]').length).toBeGreaterThanOrEqual(6);
+	});
+});
+
 // Only when the hostile workflows ran (E2E_ONLY may leave them out).
 describeWorkflow('mgwHostile0001', 'after the whole batch: the keys are nowhere n8n keeps things', () => {
 	/** Every file of the n8n user folder: its log, its SQLite database (and journal), stored run data. */
@@ -188,13 +208,15 @@ describeWorkflow('mgwHostile0001', 'after the whole batch: the keys are nowhere 
 		});
 	}
 
-	it('finds neither the hostile key, its part after sk-, nor the custom header value in the log, the database or the run data', () => {
+	it('finds neither the hostile key, its part after sk- (nor any 8 characters of it), its base64, nor the custom header value in the log, the event log, the database or the run data', () => {
 		const run = loadE2eRun();
 		expect(run.userFolder).toBeDefined();
 		const all = files(run.userFolder as string);
 		const names = all.map((file) => path.basename(file));
 		expect(names).toEqual(expect.arrayContaining(['n8n.log', 'database.sqlite']));
-		const secrets = [run.hostile.apiKey, run.hostile.apiKey.slice(3), run.hostile.headerSecret, run.credentials.bad.apiKey];
+		// n8n's event log (`n8n.ai.llm.generated` holds what a chat model answered) is looked through too.
+		expect(names.some((name) => /^n8nEventLog.*\.log$/.test(name))).toBe(true);
+		const secrets = [...secretForms(run.hostile.apiKey, run.hostile.headerSecret), run.credentials.bad.apiKey];
 		const leaks = all.flatMap((file) => {
 			const bytes = fs.readFileSync(file);
 			return secrets.filter((secret) => bytes.includes(secret)).map((secret) => `${path.relative(run.userFolder as string, file)} holds ${secret.slice(0, 10)}…`);

@@ -88,6 +88,21 @@ function parseJson(ctx) {
 
 const authOf = (ctx) => ctx.req.headers.authorization ?? '';
 
+const ECHO_SECRETS = '[hostile:echo-secrets-200]';
+/**
+ * `echo-secrets-200`: a SUCCESS answer whose text quotes the request's secrets where the magic
+ * word stood: the Authorization header, the key's base64, and the `x-relay-token` header value.
+ */
+function echoSecrets(ctx, text) {
+	if (typeof text !== 'string' || !text.includes(ECHO_SECRETS)) return text;
+	const auth = authOf(ctx);
+	const key = auth.replace(/^Bearer\s+/i, '');
+	const quote = `you sent ${auth} (base64 ${Buffer.from(key).toString('base64')}) and relay token ${ctx.req.headers['x-relay-token'] ?? ''}`;
+	return text.split(ECHO_SECRETS).join(quote);
+}
+/** A streamed reply in pieces; an echo of secrets in small pieces, so a key is split over several. */
+const pieces = (reply, echoed) => (echoed ? reply.match(/[\s\S]{1,7}/g) ?? [] : reply.split(/(?<= )/));
+
 /** The part of the key after `sk-` (or after `Bearer `). */
 function secretPart(auth) {
 	const sk = /sk-(.*)$/s.exec(auth);
@@ -228,11 +243,11 @@ async function startHostileGateway(options = {}) {
 		if (format !== 'url' && format !== 'b64_json') return errorAnswer('images', 400, "response_format must be 'url' or 'b64_json'");
 		counters.imageGenerations += 1;
 		const generation = ++seq;
-		const data = Array.from({ length: n }, (_, i) =>
-			format === 'b64_json'
-				? { b64_json: media.pngBytes(i).toString('base64') }
-				: { url: linkUrl(scenario, `img_${generation}_${i}.png`) },
-		);
+		const revised = typeof body.prompt === 'string' && body.prompt.includes(ECHO_SECRETS) ? { revised_prompt: echoSecrets(ctx, body.prompt) } : {};
+		const data = Array.from({ length: n }, (_, i) => ({
+			...(format === 'b64_json' ? { b64_json: media.pngBytes(i).toString('base64') } : { url: linkUrl(scenario, `img_${generation}_${i}.png`) }),
+			...revised,
+		}));
 		return json(200, { created: unixNow(), data });
 	}
 
@@ -280,7 +295,8 @@ async function startHostileGateway(options = {}) {
 		const body = parsed.value ?? {};
 		counters.chatCompletions += 1;
 		const model = typeof body.model === 'string' ? body.model : 'unknown';
-		const reply = `Echo: ${lastUserText(body)}`;
+		const echoed = lastUserText(body).includes(ECHO_SECRETS);
+		const reply = echoSecrets(ctx, `Echo: ${lastUserText(body)}`);
 		const head = { id: `chatcmpl-${++seq}`, created: unixNow(), model };
 		const usage = { prompt_tokens: 5, completion_tokens: reply.split(/\s+/).length, total_tokens: 5 + reply.split(/\s+/).length };
 		if (body.stream === true) {
@@ -288,7 +304,7 @@ async function startHostileGateway(options = {}) {
 				sseData({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
 			return streamAnswer([
 				chunk({ role: 'assistant', content: '' }),
-				...reply.split(/(?<= )/).map((piece) => chunk({ content: piece })),
+				...pieces(reply, echoed).map((piece) => chunk({ content: piece })),
 				chunk({}, 'stop'),
 				sseData('[DONE]'),
 			]);
@@ -311,7 +327,8 @@ async function startHostileGateway(options = {}) {
 		const body = parsed.value ?? {};
 		counters.messages += 1;
 		const model = typeof body.model === 'string' ? body.model : 'unknown';
-		const reply = `Echo: ${lastUserText(body)}`;
+		const echoed = lastUserText(body).includes(ECHO_SECRETS);
+		const reply = echoSecrets(ctx, `Echo: ${lastUserText(body)}`);
 		const head = messagesHead(model);
 		const outputTokens = reply.split(/\s+/).length;
 		if (body.stream === true) {
@@ -322,7 +339,7 @@ async function startHostileGateway(options = {}) {
 				}),
 				sseEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
 				sseEvent('ping', { type: 'ping' }),
-				...reply.split(/(?<= )/).map((piece) =>
+				...pieces(reply, echoed).map((piece) =>
 					sseEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }),
 				),
 				sseEvent('content_block_stop', { type: 'content_block_stop', index: 0 }),
@@ -354,10 +371,10 @@ async function startHostileGateway(options = {}) {
 		// The id's digits as sent, so int64 ids beyond 2^53 keep every digit.
 		const rawId = /"id"\s*:\s*(-?\d+)(?![\d.eE])/.exec(ctx.rec.body)?.[1] ?? String(body.id);
 		if (plants.has(rawId)) return errorAnswer('plants', 400, `plant ${rawId} already exists`);
-		const plant = { id: rawId, name: body.name, ...(body.tag !== undefined ? { tag: body.tag } : {}) };
+		const plant = { id: rawId, name: body.name, ...(body.tag !== undefined ? { tag: echoSecrets(ctx, body.tag) } : {}) };
 		plants.set(rawId, plant);
 		counters.plantsStored += 1;
-		const tag = body.tag !== undefined ? `,"tag":${JSON.stringify(body.tag)}` : '';
+		const tag = body.tag !== undefined ? `,"tag":${JSON.stringify(plant.tag)}` : '';
 		return text(200, 'application/json; charset=utf-8', `{"id":${rawId},"name":${JSON.stringify(body.name)}${tag}}`);
 	}
 

@@ -19,6 +19,7 @@ const BODIES_200 = {
 /** Scenarios that act on the request that carries them ("here"). */
 const HERE = new Set([
 	'token-in-200',
+	'echo-secrets-200',
 	'401-secret-part',
 	'moved-301',
 	'acted-then-502',

@@ -62,6 +62,12 @@ describe('the key', () => {
 		expect(policy.mask(text)).toBe(text);
 	});
 
+	it('leaves words and numbers of a key made by hand alone (they are no random runs)', () => {
+		const handMade = new SecretMasker(['sk-integration-messages-0123456789']);
+		expect(handMade.mask('The messages request failed for task_0123456789')).toBe('The messages request failed for task_0123456789');
+		expect(handMade.mask('key sk-integration-messages-0123456789 and integration-messages-0123456789')).toBe('key *** and ***');
+	});
+
 	it('keeps the pattern rules for keys and tokens it does not know', () => {
 		expect(policy.mask('another key sk-other-9876543210 here')).toBe('another key sk-*** here');
 		expect(policy.mask('Authorization: Bearer abc.def')).toBe('Authorization: Bearer ***');

@@ -5,7 +5,7 @@
  *   encodings a gateway may echo: URL-encoded, base64 and base64url (at every byte alignment, so
  *   it is found inside a longer base64 such as a Basic `user:key`);
  * - any run of 8 or more characters of the key's secret part (a quote cut short, a key split by
- *   a cut);
+ *   a cut) that mixes letters and digits or cases, as runs of a random key do;
  * - the Custom Header values that are credentials, decided by the header's name; values of
  *   headers that are settings (`x-portkey-provider: openai`, `anthropic-version`) are never
  *   secrets and never change any text;
@@ -129,7 +129,10 @@ export class SecretMasker {
 			const secretPart = secret.slice(KEY_PREFIX.length);
 			this.keyParts.push(secretPart);
 			for (const text of [secret, secretPart]) for (const form of [text, ...base64Forms(text), ...urlEncodedForms(text)]) forms.add(form);
-			for (let start = 0; start + FRAGMENT_LENGTH <= secretPart.length; start++) this.fragments.add(secretPart.slice(start, start + FRAGMENT_LENGTH));
+			for (let start = 0; start + FRAGMENT_LENGTH <= secretPart.length; start++) {
+				const fragment = secretPart.slice(start, start + FRAGMENT_LENGTH);
+				if (looksRandom(fragment)) this.fragments.add(fragment);
+			}
 		}
 		this.forms = [...forms].filter((form) => form.length > 0);
 		this.anywhere = regexOf(
@@ -241,6 +244,15 @@ export class SecretMasker {
 		}
 		return tail;
 	}
+}
+
+/**
+ * A run of a random key mixes letters and digits, or cases; a run that is one word or one number
+ * (`messages`, `01234567`: keys made by hand have them) would mask ordinary text. For a random
+ * key, 8 characters of one kind are rare (about 1 in 500), and then a longer run still has others.
+ */
+function looksRandom(fragment: string): boolean {
+	return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(fragment)).length >= 2;
 }
 
 function isPlainObject(value: object): boolean {
