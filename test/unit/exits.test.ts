@@ -25,7 +25,8 @@ function fakeContext() {
 			credentialReads++;
 			return { apiKey: KEY, baseUrl: 'http://127.0.0.1:9', customHeaders: '{"x-api-token":"Qk7v9","x-portkey-provider":"openai"}' };
 		},
-		logger: { info: (message: string, meta?: object) => logs.push({ message, meta }), warn: () => undefined, error: () => undefined, debug: () => undefined },
+		// n8n's logger has read-only methods.
+		logger: Object.freeze({ info: (message: string, meta?: object) => logs.push({ message, meta }), warn: () => undefined, error: () => undefined, debug: () => undefined }),
 		customData: { set: (key: string, value: string) => (customData[key] = value), setAll: () => undefined, get: () => undefined, getAll: () => ({}) },
 		sendChunk: async (type: string, itemIndex: number, content?: unknown) => sent.push({ type, itemIndex, content }),
 	} as unknown as IExecuteFunctions;

@@ -82,14 +82,15 @@ function onceEach<T>(read: (key: string) => Promise<T>): (key: string) => Promis
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'verbose'] as const;
 
 function maskedLogger(logger: Logger, masker: SecretMasker): Logger {
-	const masked = Object.create(logger) as Logger;
+	// A new object: n8n's logger has read-only methods.
+	const masked: Record<string, unknown> = {};
 	for (const level of LOG_LEVELS) {
 		const write = (logger as unknown as Record<string, unknown>)[level];
 		if (typeof write !== 'function') continue;
-		(masked as unknown as Record<string, unknown>)[level] = (message: string, meta?: object) =>
+		masked[level] = (message: string, meta?: object) =>
 			(write as (message: string, meta?: object) => void).call(logger, masker.mask(message), meta === undefined ? undefined : masker.maskDeep(meta));
 	}
-	return masked;
+	return masked as unknown as Logger;
 }
 
 type CustomData = NonNullable<IExecuteFunctions['customData']>;
