@@ -19,7 +19,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 
 import type { E2eNodeRun, E2eWorkflowResult } from './harness';
-import { E2E_LINE, E2E_N8N_MAJOR, describeWorkflow, gatewayRequests, loadE2eResults, loadE2eRun, nodeItems, nodeRun, ranWorkflow, workflowResult } from './harness';
+import { E2E_LINE, E2E_N8N_MAJOR, describeWorkflow, gatewayRequests, loadE2eResults, loadE2eRun, nodeItems, nodeRun, ranWorkflow, workflowResult, secretForms } from './harness';
 
 const results = () => loadE2eResults();
 const ON_1X = E2E_N8N_MAJOR < 2;
@@ -471,6 +471,28 @@ describeStreaming('streaming into a Chat Trigger in `n8n start` (n8n 2.41.1)', (
 		hangUp.abort();
 		await answer;
 		expect(hostile.requests.filter((r) => r.body.includes('Wait for me'))).toHaveLength(1);
+	}, 60_000);
+
+	it('masks the key a gateway quotes in a streamed SUCCESS answer, split over chunks: in the chat, the event log and everywhere n8n keeps things', async () => {
+		const input = 'Say it back [hostile:echo-secrets-200]';
+		const { chunks } = await chat(webhooks.hostile, input);
+		expect(text(chunks)).toContain('you sent Bearer *** (base64 ***)');
+		const { status } = await execution('mgwStream0002', input);
+		expect(status).toBe('success');
+		const files = (dir: string): string[] =>
+			fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? (entry.name === 'node_modules' ? [] : files(path.join(dir, entry.name))) : [path.join(dir, entry.name)]));
+		const all = files(n8n.userFolder);
+		// n8n's event log holds `n8n.ai.llm.generated`: what the model answered.
+		const eventLogs = all.filter((file) => /^n8nEventLog.*\.log$/.test(path.basename(file)));
+		expect(eventLogs.length).toBeGreaterThan(0);
+		expect(eventLogs.some((file) => fs.readFileSync(file, 'utf8').includes('you sent Bearer ***'))).toBe(true);
+		const forms = secretForms(keys.hostile, keys.good);
+		const leaks = all.flatMap((file) => {
+			const bytes = fs.readFileSync(file);
+			return forms.filter((secret) => bytes.includes(secret)).map((secret) => `${path.relative(n8n.userFolder, file)} holds ${secret.slice(0, 12)}…`);
+		});
+		expect(leaks).toEqual([]);
+		expect(JSON.stringify(chunks)).not.toContain(keys.hostile.slice(3, 20));
 	}, 60_000);
 
 	it('masks the key a gateway quotes in a stream error, in the chat and everywhere n8n keeps things', async () => {

@@ -193,3 +193,14 @@ export function gatewayRequests(filter?: (request: LoggedRequest) => boolean): L
 	const all = loadE2eRun().gatewayRequests;
 	return filter ? all.filter(filter) : all;
 }
+
+/**
+ * The key, every 8-character run of its part after sk- that mixes letters and digits or cases (as
+ * runs of a random key do; `-hostile` is a word), its base64, and the custom header value.
+ */
+export function secretForms(apiKey: string, headerSecret: string): string[] {
+	const secretPart = apiKey.slice(3);
+	const mixed = (run: string) => [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(run)).length >= 2;
+	const runs = Array.from({ length: secretPart.length - 7 }, (_, start) => secretPart.slice(start, start + 8)).filter(mixed);
+	return [apiKey, secretPart, Buffer.from(apiKey).toString('base64').slice(0, 24), headerSecret, ...runs];
+}

@@ -30,6 +30,8 @@ function fakeContext() {
 		customData: { set: (key: string, value: string) => (customData[key] = value), setAll: () => undefined, get: () => undefined, getAll: () => ({}) },
 		sendChunk: async (type: string, itemIndex: number, content?: unknown) => sent.push({ type, itemIndex, content }),
 	} as unknown as IExecuteFunctions;
+	// As in n8n: the logger is a read-only, non-configurable property of the context.
+	Object.defineProperty(ctx, 'logger', { value: ctx.logger, writable: false, configurable: false });
 	return { ctx, sent, logs, customData, reads: () => credentialReads };
 }
 

@@ -149,12 +149,14 @@ function maskingContext(ctx: IExecuteFunctions, masker: SecretMasker, credential
 		const sendMessage = ctx.sendMessageToUI.bind(ctx) as (...messages: unknown[]) => void;
 		overrides.set('sendMessageToUI', (...messages: unknown[]) => sendMessage(...messages.map((message) => masker.maskDeep(message))));
 	}
-	return new Proxy(ctx, {
-		get(target, property) {
+	// The proxy's target only inherits from the context: n8n's context has read-only properties
+	// (`logger`), which a proxy of the context itself would have to return unchanged.
+	return new Proxy(Object.create(ctx) as IExecuteFunctions, {
+		get(_target, property) {
 			if (overrides.has(property)) return overrides.get(property);
-			const value = Reflect.get(target, property, target) as unknown;
+			const value = Reflect.get(ctx, property, ctx) as unknown;
 			// n8n's context keeps private state: its methods run on the context itself.
-			return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+			return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(ctx) : value;
 		},
 	});
 }
