@@ -5,6 +5,7 @@
  * character.
  */
 import { SecretMasker, StreamMasker, isSecretHeader } from '../../nodes/shared/credential/secrets';
+import { GatewayApi } from '../../credentials/GatewayApi.credentials';
 import { checkCustomHeaders } from '../../nodes/shared/credential/settings';
 
 const KEY = 'sk-Zq8v3LmN0pRt5XwY2bKc7HdJ9fGs4AeU';
@@ -109,6 +110,16 @@ describe('Custom Header values', () => {
 		expect(() => checkCustomHeaders('{"x-access-key":"ключ-доступа-77"}')).toThrow(/"x-access-key"/);
 		expect(() => checkCustomHeaders('{"x-access-key":"ключ-доступа-77"}')).not.toThrow(/ключ/);
 		expect(checkCustomHeaders('{"x-note":"café"}')).toEqual({ 'x-note': 'café' });
+	});
+
+	it("refuses it in the credential's own authentication too", async () => {
+		const credentials = { apiKey: KEY, baseUrl: 'https://gw.example.com', customHeaders: '{"x-access-key":"ключ-доступа-77"}' };
+		const refused = await new GatewayApi().authenticate(credentials, { url: '/v1/models' }).then(
+			() => undefined,
+			(error: Error) => error.message,
+		);
+		expect(refused).toMatch(/"x-access-key"/);
+		expect(refused).not.toMatch(/ключ/);
 	});
 });
 
