@@ -147,7 +147,7 @@ describe('messages: <what> failed: <kind words> (HTTP status): "<what the gatewa
 			'{"error":{"message":"user quota is not enough","code":"insufficient_user_quota"}}',
 			'The chat request failed: the gateway refused the request for lack of quota or permission (HTTP 403): "user quota is not enough" (code insufficient_user_quota)',
 		],
-		[429, '', 'The chat request failed: the gateway asked to slow down (rate limit), and waiting did not help (HTTP 429)'],
+		[429, '', 'The chat request failed: the gateway asked to slow down (rate limit) (HTTP 429)'],
 		[
 			503,
 			'{"error":{"message":"No available channel for model x","code":"model_not_found"}}',
@@ -340,8 +340,7 @@ describe('the edge: asNodeError and errorItem', () => {
 	});
 
 	it('an error without an HTTP answer becomes a NodeOperationError, masked', () => {
-		const error = networkError('Creating the plant', { code: 'ECONNRESET' }, 'gw.example');
-		error.hint = `retry with ${KEY}`;
+		const error = networkError('Creating the plant', { code: 'ECONNRESET' }, 'gw.example').with({ hint: `retry with ${KEY}` });
 		const nodeError = asNodeError(node, error, 2, masker);
 		expect(nodeError).toBeInstanceOf(NodeOperationError);
 		expect(nodeError.message).toBe('Creating the plant failed: the connection to gw.example was dropped before the answer was complete');
