@@ -14,6 +14,7 @@ import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { createMessage } from '../../nodes/GatewayMessages/create';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
+import { executeVideo } from '../../nodes/GatewayVideoGenerate/router';
 import { createExecuteContext } from '../helpers/executeContext';
 import { startScriptedServer, tooManyRequests } from '../helpers/scriptedServer';
 import type { Answer, ScriptedRequest, ScriptedServer } from '../helpers/scriptedServer';
@@ -182,6 +183,23 @@ describe('an always-429 gateway against the other nodes', () => {
 			await gw.close();
 			server = undefined;
 		}
+	});
+});
+
+describe('words', () => {
+	it('a Generate whose every submit got 429 says nothing was created, and what was waited', async () => {
+		const gw = await serve(() => tooManyRequests('0.1'));
+		const { ctx } = context(
+			gw.baseUrl,
+			{ operation: 'generate', model: { __rl: true, mode: 'list', value: 'video-2-0-fast-260128' }, prompt: 'a fox', seconds: 5, size: '1280x720' },
+			{ items: [{ json: {} }, { json: {} }], nodeType: 'n8n-nodes-model-gateway.gatewayVideoGenerate' },
+		);
+		const { error } = await timed(async () => await executeVideo(ctx));
+		const said = `${error?.message} ${error?.description}`;
+		expect(said).not.toMatch(/may have (created|gone through)/);
+		expect(said).not.toMatch(/got no answer/);
+		expect(error?.message).toMatch(/rate limit/);
+		expect(error?.message).toMatch(/tries in [0-9.]+ s/);
 	});
 });
 
