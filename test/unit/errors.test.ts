@@ -220,6 +220,34 @@ describe('isErrorShape: an error the gateway sent in place of a result', () => {
 	});
 });
 
+describe('a GatewayError is read-only: what callers add goes on a copy', () => {
+	const original = () => new GatewayError({ kind: 'server', headline: 'Checking video task t1 failed: the gateway reported a failure', status: 502, hint: 'Try later.', mayHaveActed: true, fields: { task_id: 't1' } });
+
+	it('within and with return a new error and leave the original as it was', () => {
+		const error = original();
+		const wider = error.within('Generating the video', { hint: 'Fetch it later.', fields: { item: 2 }, itemIndex: 2 });
+		expect(wider).not.toBe(error);
+		expect(wider).toBeInstanceOf(GatewayError);
+		expect(wider.message).toBe('Generating the video: checking video task t1 failed: the gateway reported a failure');
+		expect(wider).toMatchObject({ kind: 'server', status: 502, hint: 'Fetch it later.', mayHaveActed: true, fields: { task_id: 't1', item: 2 }, itemIndex: 2 });
+		expect(error).toMatchObject({ headline: 'Checking video task t1 failed: the gateway reported a failure', hint: 'Try later.', fields: { task_id: 't1' } });
+		expect(error.itemIndex).toBeUndefined();
+		const refused = error.with({ mayHaveActed: false });
+		expect([refused.mayHaveActed, error.mayHaveActed]).toEqual([false, true]);
+	});
+
+	it('withFields copies a GatewayError; its fields cannot be edited in place', () => {
+		const error = original();
+		const more = withFields(error, { index: 3 });
+		expect(more).not.toBe(error);
+		expect(more.fields).toEqual({ task_id: 't1', index: 3 });
+		expect(error.fields).toEqual({ task_id: 't1' });
+		expect(() => {
+			(error.fields as Record<string, unknown>).task_id = 'other';
+		}).toThrow(TypeError);
+	});
+});
+
 describe('network failures: only the cause is kept', () => {
 	it.each([
 		['ECONNRESET', 'network', 'X failed: the connection to gw.example:8080 was dropped before the answer was complete', true],
