@@ -5,6 +5,10 @@
  * every failure into a typed GatewayError (errors.ts). Nothing here builds an n8n error: that
  * happens once, at the edge (edge.ts), where the text is masked.
  *
+ * The item's deadline (GatewayCall.notAfter) owns every wait of a call: attempts, 429 backoffs,
+ * Retry-After, the shared hold and the pace slot all end by it, and a wait that would pass it is
+ * not begun. The client's run scope (close) ends every wait and request once the run is over.
+ *
  * Why n8n's `httpRequest` and not `httpRequestWithAuthentication`: the authenticated helper
  * replaces a request's abort signal with the execution's, so a per-request deadline could not
  * stop a body that drips forever; and its redirect handling keeps the Authorization header on a
