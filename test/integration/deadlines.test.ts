@@ -155,6 +155,16 @@ describe('an always-429 gateway against the other nodes', () => {
 		expect(error?.message).toMatch(/the gateway asks to retry after 45 s, more than the [0-9.]+ s left of the 30 s limit for creating a plant/);
 	});
 
+	it('Gateway Plant Create without Retry-After backs off within its 30 s limit, then says how often it tried', async () => {
+		const gw = await serve(() => tooManyRequests());
+		const { ctx } = context(gw.baseUrl, () => ({ id: 8, name: 'Fern' }), { items: [{ json: {} }] });
+		const { ms, error } = await timed(async () => await new GatewayPlantCreate().execute.call(ctx));
+		expect(ms).toBeLessThan(32_000);
+		expect(error?.message).toMatch(new RegExp(`${gw.requests.length} tries in [0-9.]+ s; the next would come after the [0-9.]+ s left of the 30 s limit for creating a plant`));
+		// A 429 created nothing: the message does not say the plant may exist.
+		expect(`${error?.message} ${error?.description}`).not.toMatch(/may have gone through/);
+	}, 40_000);
+
 	it('the Gateway Chat Model (Timeout 4 s) ends within its Timeout, with Retry-After or without', async () => {
 		const standInSdk = {
 			BaseChatModel: class {
