@@ -76,6 +76,12 @@ export interface GatewayCall {
 	what?: string;
 	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
 	pace?: SendPace;
+	/**
+	 * Keep only `pace`, outside the execution's: its 429s neither slow nor hold the execution's other
+	 * requests, nor are slowed by theirs (video status checks, which the wait loop itself sends again
+	 * at the next interval, in a lane of their own).
+	 */
+	ownPaceOnly?: boolean;
 	/** Fields every error of this call keeps (e.g. a task id). */
 	errorFields?: Record<string, unknown>;
 }
@@ -284,15 +290,16 @@ export class GatewayClient {
 		const retries = { other: 0, rateLimit: 0 };
 		for (;;) {
 			let paced = false;
+			const shared = call.ownPaceOnly && call.pace ? undefined : this.pace;
 			await call.pace?.wait(cancel).catch((error) => this.rethrowCancel(error, call));
-			await this.pace.wait(cancel).catch((error) => this.rethrowCancel(error, call));
+			await shared?.wait(cancel).catch((error) => this.rethrowCancel(error, call));
 			const attempt = new AttemptSignal(this.attemptDeadline(call), cancel);
 			const sentAt = this.pace.now();
 			let failure: GatewayError;
 			try {
 				const response = await this.attempt(call, attempt);
-				if (response.statusCode === 429) paced = this.pace.rateLimited(sentAt);
-				else if (response.statusCode < 400) this.pace.succeeded();
+				if (response.statusCode === 429) paced = shared?.rateLimited(sentAt) ?? false;
+				else if (response.statusCode < 400) shared?.succeeded();
 				if (response.statusCode < 300) return await take(response, attempt);
 				failure = await this.statusFailure(response, attempt, call);
 			} catch (error) {
@@ -309,7 +316,7 @@ export class GatewayClient {
 			}
 			// A 429 is about the account, not this item: the pace (shared by the batch) slows down; a
 			// Retry-After, or a 429 before anything got through, holds the whole batch.
-			if (failure.kind === 'rate_limit' && delay > 0) this.pace.holdFor(delay);
+			if (failure.kind === 'rate_limit' && delay > 0) (shared ?? call.pace)?.holdFor(delay);
 			await pause(delay, cancel).catch((error) => this.rethrowCancel(error, call));
 		}
 	}
