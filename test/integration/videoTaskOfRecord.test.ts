@@ -159,3 +159,38 @@ describe('"still running after N s"', () => {
 		expect(waited).toBe(Math.round(clock.now() / 1000));
 	});
 });
+
+describe('task ids where a user looks (issue 20)', () => {
+	it('a timed-out task: its id in the text of a warning line, and in the execution custom data', async () => {
+		const g = await gateway({ doneAfterMs: Infinity });
+		const result = await runVideoNode(g, { options: { maxWaitSeconds: 10 } }, { continueOnFail: true });
+		const line = result.logs.find((log) => log.level === 'warn' && log.message.includes('still running'));
+		expect(line?.message).toBe('Model Gateway: video task task_1 is still running after 10 s (Max Wait); fetch it later with Get Status or Download (item 0, execution exec-77, node "Make Videos")');
+		expect(line?.meta).toMatchObject({ taskId: 'task_1', itemIndex: 0, executionId: 'exec-77' });
+		expect(result.customData.get('video_Make_Videos')).toBe('0/1 done, 1 waiting: task_1');
+	});
+
+	it('a Stop: every id in the text of the log lines (100 tasks a line) and as many as fit in the custom data', async () => {
+		const controller = new AbortController();
+		// stopped once every task has been checked once (so the node knows them all)
+		const g = await gateway({
+			doneAfterMs: Infinity,
+			status: (taskId, n, self) => {
+				if (n === 150) controller.abort();
+				return self.taskState(taskId);
+			},
+		});
+		const result = await runVideoNode(g, { options: { concurrency: 50 } }, { items: 150, clock: createFakeClock(0, 5), abortSignal: controller.signal });
+		expect(result.error?.message).toBe('The run was stopped while waiting for 150 video tasks');
+		const lines = result.logs.filter((log) => log.level === 'warn' && log.message.startsWith('Model Gateway: video run stopped'));
+		expect(lines.map((line) => line.message.slice(0, line.message.indexOf(']: ') + 3))).toEqual([
+			'Model Gateway: video run stopped while 150 tasks may still be running (execution exec-77, node "Make Videos") [1/2]: ',
+			'Model Gateway: video run stopped while 150 tasks may still be running (execution exec-77, node "Make Videos") [2/2]: ',
+		]);
+		const text = lines.map((line) => line.message).join('\n');
+		for (const id of g.tasks.keys()) expect(text).toMatch(new RegExp(`: ${id} \\(`));
+		const custom = result.customData.get('video_Make_Videos') ?? '';
+		expect(custom.length).toBeLessThanOrEqual(255);
+		expect(custom).toMatch(/^0\/150 done, 150 waiting: task_1 task_2 .* \+\d+ more$/);
+	});
+});
