@@ -192,5 +192,5 @@ describe('task ids where a user looks (issue 20)', () => {
 		const custom = result.customData.get('video_Make_Videos') ?? '';
 		expect(custom.length).toBeLessThanOrEqual(255);
 		expect(custom).toMatch(/^0\/150 done, 150 waiting: task_1 task_2 .* \+\d+ more$/);
-	});
+	}, 30_000);
 });
