@@ -75,6 +75,13 @@ function checkFrameField(ctx: IExecuteFunctions, itemIndex: number, property: st
 		);
 	}
 	ctx.helpers.assertBinaryData(itemIndex, property);
+	// The size n8n recorded for the file, where it did: a frame too big is refused before any request.
+	const recorded = (binary[property] as { bytes?: unknown }).bytes;
+	if (typeof recorded === 'number' && recorded > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, recorded);
+}
+
+function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number): Error {
+	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
 }
 
 /**
@@ -88,9 +95,7 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 		const what = type ? type.mimeType : bytes.length === 0 ? 'an empty file' : 'no image';
 		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" holds ${what}: the first frame must be a PNG, JPEG, GIF or WebP image`, 'The type is read from the file itself, not from its name.');
 	}
-	if (bytes.length > MAX_FIRST_FRAME_BYTES) {
-		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(bytes.length)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
-	}
+	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, bytes.length);
 	return `data:${type.mimeType};base64,${bytes.toString('base64')}`;
 }
 

@@ -127,7 +127,18 @@ describe('first frames are read when their submit goes out', () => {
 		expect(peakHeld).toBeLessThanOrEqual(4);
 		expect(lanes?.submits.peak).toBeLessThanOrEqual(4);
 
+		const before = g.requests.length;
 		const missing = await runVideoNode(g, { options: { imageBinaryProperty: 'nope' } }, { items: [{ json: {} }] });
 		expect(missing.error?.message).toContain('"Image From Binary Field"');
+		// a frame whose recorded size is too big: refused before any request of the run, without reading it
+		let reads = 0;
+		const big = [{ json: {}, binary: { frame: { data: '', mimeType: 'image/png' } } }, { json: {}, binary: { frame: { data: '', mimeType: 'image/png', bytes: 12 * 1024 * 1024 } } }] as unknown as INodeExecutionData[];
+		const tooBig = await runVideoNode(g, { options: { imageBinaryProperty: 'frame' } }, {
+			items: big,
+			extend: (ctx) => Object.assign(ctx.helpers, { assertBinaryData: () => undefined, getBinaryDataBuffer: async () => (reads++, Buffer.from(png)) }),
+		});
+		expect(tooBig.error?.message).toBe('"Image From Binary Field" field "frame" is an image of 12.0 MB; at most 10.0 MB (item 1)');
+		expect(reads).toBe(0);
+		expect(g.requests.length).toBe(before);
 	}, 30_000);
 });
