@@ -10,13 +10,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 
-import type { ChatModel, FunctionTool, StreamChunk, Tool } from '@n8n/ai-node-sdk';
+import type { ChatModel, FunctionTool, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
 import type { AiNodeSdk } from '../../nodes/GatewayChatModel/sdk';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { createMessage } from '../../nodes/GatewayMessages/create';
+import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-wrong-results-0123456789';
@@ -234,27 +235,6 @@ describe('with Stream on, a 200 that is not a stream is quoted as it is without 
 // ---------------------------------------------------------------------------------------------
 // The Gateway Chat Model
 
-abstract class StandInBaseChatModel {
-	constructor(
-		public provider: string,
-		public modelId: string,
-		public defaultConfig?: object,
-		protected tools: Tool[] = [],
-	) {}
-
-	withTools(tools: Tool[]): this {
-		const copy = Object.create(Object.getPrototypeOf(this)) as this;
-		Object.assign(copy, this);
-		copy.tools = [...this.tools, ...tools];
-		return copy;
-	}
-}
-
-const standInSdk = {
-	BaseChatModel: StandInBaseChatModel,
-	supplyModel: (_ctx: unknown, model: ChatModel) => ({ response: model }),
-	getParametersJsonSchema: (tool: FunctionTool) => tool.inputSchema,
-} as unknown as AiNodeSdk;
 
 const WEATHER: FunctionTool = { type: 'function', name: 'weather', description: 'The weather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } };
 
