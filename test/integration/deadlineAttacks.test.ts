@@ -1,0 +1,53 @@
+/**
+ * A hostile reviewer's attacks on the one deadline owner, over real HTTP (each was red before its
+ * fix): a Retry-After of 0 (or a date in the past) on a 5xx is no licence to hammer the gateway nor
+ * to say "waiting did not help" after no wait at all.
+ */
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
+import { createExecuteContext } from '../helpers/executeContext';
+import { startScriptedServer } from '../helpers/scriptedServer';
+import type { Answer, ScriptedRequest, ScriptedServer } from '../helpers/scriptedServer';
+
+jest.setTimeout(20_000);
+
+const KEY = 'sk-deadline-attacks-0123456789abcdef';
+
+let server: ScriptedServer | undefined;
+afterEach(async () => {
+	await server?.close();
+	server = undefined;
+});
+
+async function serve(answer: (request: ScriptedRequest, count: number) => Answer): Promise<ScriptedServer> {
+	server = await startScriptedServer(answer);
+	return server;
+}
+
+async function clientFor(baseUrl: string): Promise<GatewayClient> {
+	const { ctx } = createExecuteContext({ parameters: {}, credentials: { apiKey: KEY, baseUrl } });
+	return await GatewayClient.create(ctx);
+}
+
+async function failureOf(call: Promise<unknown>): Promise<GatewayError> {
+	const error = await call.then(
+		() => undefined,
+		(reason: unknown) => reason,
+	);
+	if (!(error instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(error)}`);
+	return error;
+}
+
+describe('a 503 with a Retry-After that asks for no wait', () => {
+	it.each(['0', 'Thu, 01 Jan 1970 00:00:00 GMT'])('Retry-After: %s backs off between tries, and never says waiting did not help without waiting', async (retryAfter) => {
+		const gw = await serve(() => ({ status: 503, headers: { 'retry-after': retryAfter }, body: '' }));
+		const client = await clientFor(gw.baseUrl);
+		const error = await failureOf(client.json({ path: '/v1/models', deadlineMs: 4000, limitName: 'the test limit' }));
+		const gaps = gw.requests.slice(1).map((request, index) => request.time - gw.requests[index].time);
+		// A backoff (at least half a second before the first retry), not five requests in a few milliseconds.
+		expect(gaps.length).toBeGreaterThan(0);
+		expect(Math.min(...gaps)).toBeGreaterThanOrEqual(400);
+		expect(error.message).not.toMatch(/waiting did not help/);
+		expect(error.message).toMatch(/the test limit/);
+	});
+});
