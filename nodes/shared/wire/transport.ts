@@ -517,18 +517,20 @@ export class GatewayClient {
 	/** An error status: its body read (briefly) and classified. */
 	private async statusFailure(response: RawResponse, attempt: AttemptSignal, call: GatewayCall): Promise<GatewayError> {
 		const what = call.what ?? 'The gateway request';
+		const status = response.statusCode;
+		// The gateway may have done the work before its proxy gave up (502/504) or failed afterwards
+		// (500); any other error status is a refusal, whatever its body turns out to say.
+		const mayHaveActed = status >= 500 || status === 408;
 		let text = '';
 		try {
 			text = (await this.readBody(response.body, attempt, call, ERROR_BODY_LIMIT, true)).toString('utf8');
 		} catch {
-			if (attempt.cancelled) return this.cancelled(call, call.body !== undefined);
+			// Stopped while the body arrived: the status has already said whether the gateway acted.
+			if (attempt.cancelled) return this.cancelled(call, call.body !== undefined && mayHaveActed);
 			// A dropped error body still leaves the status code to report.
 		}
-		const status = response.statusCode;
 		const contentType = headerValue(response.headers, 'content-type');
 		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after'], Date.now());
-		// The gateway may have done the work before its proxy gave up (502/504) or failed afterwards (500).
-		const mayHaveActed = status >= 500 || status === 408;
 		const host = hostOf(this.url(call.path));
 		const fromFileHost = !isSameOrigin(this.url(call.path), this.baseUrl);
 		if (fromFileHost && isExpiredLinkStatus(status)) {
