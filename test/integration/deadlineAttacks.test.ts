@@ -2,7 +2,8 @@
  * A hostile reviewer's attacks on the one deadline owner, over real HTTP (each was red before its
  * fix): a Retry-After of 0 (or a date in the past) on a 5xx is no licence to hammer the gateway nor
  * to say "waiting did not help" after no wait at all; a run that ends while a 429's body is still
- * arriving does not say the refused request may have acted.
+ * arriving does not say the refused request may have acted; no request starts once its deadline
+ * has passed.
  */
 import * as http from 'http';
 import type { AddressInfo } from 'net';
@@ -84,5 +85,17 @@ describe('the run ends while a refusal is still arriving', () => {
 			dripping.closeAllConnections();
 			await new Promise((resolve) => dripping.close(resolve));
 		}
+	});
+});
+
+describe('a deadline that has passed', () => {
+	it('sends nothing: a request is never started after its deadline, not even for a millisecond', async () => {
+		const gw = await serve(() => ({ status: 200, body: '{"data":[]}', delayMs: 50 }));
+		const client = await clientFor(gw.baseUrl);
+		const error = await failureOf(client.json({ path: '/v1/images/generations', body: { prompt: 'a fox' }, retry: { idempotent: false }, notAfter: Date.now() - 1000, limitName: 'the test limit', what: 'Generating the images' }));
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(gw.requests).toEqual([]);
+		expect(error.mayHaveActed).toBe(false);
+		expect(error.message).toMatch(/the test limit/);
 	});
 });

@@ -392,7 +392,16 @@ export class GatewayClient {
 			waitError = error;
 		}
 		if (this.stop.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
-		if (waitError === undefined) return;
+		if (waitError === undefined) {
+			// A request begun at its deadline would be cut at once, after the gateway may have started on it.
+			if (Date.now() < limit.notAfter) return;
+			throw new GatewayError({
+				kind: 'timeout',
+				headline: `${call.what ?? 'The gateway request'} failed: ${limit.name} ran out before it could be sent`,
+				mayHaveActed: last?.mayHaveActed ?? false,
+				...this.errorExtra(call),
+			});
+		}
 		if (!(waitError instanceof PastDeadline) && !deadline.aborted) throw waitError;
 		// Known at once (the hold or the slot comes too late), or the deadline came while queued.
 		const words =
