@@ -8,40 +8,22 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
-import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { createExecuteContext } from '../helpers/executeContext';
-import { startScriptedServer } from '../helpers/scriptedServer';
-import type { Answer, ScriptedRequest, ScriptedServer } from '../helpers/scriptedServer';
+import { failureOf } from '../helpers/failures';
+import { useScriptedServer } from '../helpers/scriptedServer';
 
 jest.setTimeout(20_000);
 
 const KEY = 'sk-deadline-attacks-0123456789abcdef';
 
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-	await server?.close();
-	server = undefined;
-});
-
-async function serve(answer: (request: ScriptedRequest, count: number) => Answer): Promise<ScriptedServer> {
-	server = await startScriptedServer(answer);
-	return server;
-}
+const { serve } = useScriptedServer();
 
 async function clientFor(baseUrl: string): Promise<GatewayClient> {
 	const { ctx } = createExecuteContext({ parameters: {}, credentials: { apiKey: KEY, baseUrl } });
 	return await GatewayClient.create(ctx);
 }
 
-async function failureOf(call: Promise<unknown>): Promise<GatewayError> {
-	const error = await call.then(
-		() => undefined,
-		(reason: unknown) => reason,
-	);
-	if (!(error instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(error)}`);
-	return error;
-}
 
 describe('a 503 with a Retry-After that asks for no wait', () => {
 	it.each(['0', 'Thu, 01 Jan 1970 00:00:00 GMT'])('Retry-After: %s backs off between tries, and never says waiting did not help without waiting', async (retryAfter) => {
