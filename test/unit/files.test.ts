@@ -105,13 +105,18 @@ describe('file types from bytes', () => {
 		expect(attachmentType(sampleWebp())).toMatchObject({ kind: 'image', mimeType: 'image/webp' });
 		expect(attachmentType(Buffer.from('GIF87a......'))).toMatchObject({ kind: 'image', mimeType: 'image/gif' });
 		expect(attachmentType(pdfBytes())).toEqual({ kind: 'pdf', mimeType: 'application/pdf', extension: 'pdf' });
-		expect(attachmentType(Buffer.concat([Buffer.from('\r\n\r\n'), pdfBytes()]))).toMatchObject({ kind: 'pdf' });
 	});
 
 	it('refuses everything else', () => {
 		expect(attachmentType(sampleMp4())).toBeUndefined();
 		expect(attachmentType(Buffer.from('hello'))).toBeUndefined();
 		expect(attachmentType(Buffer.alloc(0))).toBeUndefined();
+	});
+
+	it('takes the type from the first bytes only, never from a search in the content', () => {
+		// A CSV that quotes a PDF header is text, not a PDF document.
+		expect(attachmentType(Buffer.from('invoice,header\nINV-1,"%PDF-1.7"\n'))).toBeUndefined();
+		expect(attachmentType(Buffer.concat([Buffer.from('\r\n\r\n'), pdfBytes()]))).toBeUndefined();
 	});
 });
 
