@@ -33,7 +33,7 @@ export class Base64Decoder {
 	write(text: string): void {
 		if (this.invalid || text === '') return;
 		// After the first `=`, only padding may follow.
-		if (!BASE64.test(text) || (this.padded && !/^=+$/.test(text))) {
+		if (this.padded && !/^=+$/.test(text)) {
 			this.invalid = true;
 			return;
 		}
@@ -41,14 +41,15 @@ export class Base64Decoder {
 		const pending = this.carry + text;
 		const whole = pending.length - (pending.length % 4);
 		this.carry = pending.slice(whole);
-		if (whole > 0) this.push(Buffer.from(pending.slice(0, whole), 'base64'));
+		if (whole > 0) this.decode(pending.slice(0, whole));
 	}
 
 	/** The bytes, or undefined when the text was not Base64. */
 	end(): Buffer | undefined {
 		if (this.invalid || this.carry.replace(/=+$/, '').length === 1 || /={3}$/.test(this.carry)) return undefined;
-		if (this.carry !== '') this.push(Buffer.from(this.carry, 'base64'));
+		if (this.carry !== '') this.decode(this.carry);
 		this.carry = '';
+		if (this.invalid) return undefined;
 		return this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size);
 	}
 
@@ -57,7 +58,18 @@ export class Base64Decoder {
 		this.invalid = true;
 	}
 
-	private push(bytes: Buffer): void {
+	/**
+	 * Node's decoder skips every character outside the alphabet (and stops at `=`), so text with one
+	 * decodes to fewer bytes than its length promises: the check costs no second pass over the text.
+	 */
+	private decode(text: string): void {
+		const bytes = Buffer.from(text, 'base64');
+		let data = text.length;
+		while (data > 0 && text.charCodeAt(data - 1) === 0x3d) data--;
+		if (bytes.length !== Math.floor((data * 3) / 4) || data < text.length - 2) {
+			this.invalid = true;
+			return;
+		}
 		this.parts.push(bytes);
 		this.size += bytes.length;
 	}
