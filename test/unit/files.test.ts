@@ -34,6 +34,7 @@ import { GatewayError } from '../../nodes/shared/failures/errors';
 import { Base64Decoder, decodeBase64, imageDataUrlProblem } from '../../nodes/shared/files/base64';
 import { imageDimensions } from '../../nodes/shared/files/imageSize';
 import { jsonReplyData, parseJsonText, readJsonRequest } from '../../nodes/shared/chat/jsonReply';
+import { fieldError } from '../../nodes/shared/items/validate';
 import { createExecuteContext } from '../helpers/executeContext';
 import { binaryItem, pdfBytes, pngBytes, pngHeader, sampleJpeg, sampleMp4, sampleWebp, withBinaryHelpers } from '../helpers/files';
 
@@ -165,6 +166,25 @@ describe('Base64, strictly', () => {
 		[`data:image/gif;base64,${pdfBytes().toString('base64')}`, 'is a data URL of image/gif, but its data is application/pdf, not an image'],
 	])('checks the data URL %#', (link, problem) => {
 		expect(imageDataUrlProblem(link)).toBe(problem);
+	});
+});
+
+describe('input errors carry what they quote only where the exit masks it', () => {
+	const PASTED = 'sk-pasted-into-a-field-0123456789abcdef';
+
+	it('keeps the quote in the message and the hint only: no cause or stack of n8n`s holds another copy', () => {
+		const { ctx } = contextFor({});
+		const error = fieldError(ctx, 3, 'Image URL', `must be an http(s) link, not "${PASTED}"`, `You gave ${PASTED}.`);
+		expect(error.message).toBe(`"Image URL" must be an http(s) link, not "${PASTED}" (item 3)`);
+		expect(error.description).toBe(`You gave ${PASTED}.`);
+		expect(error.context.itemIndex).toBe(3);
+		// What the exit does to an input error: its message and hint masked in place.
+		error.message = error.message.replaceAll(PASTED, '***');
+		error.description = error.description?.replaceAll(PASTED, '***');
+		// n8n stores errors through toJSON (its cause included) and shows the stack.
+		expect(JSON.stringify(error)).not.toContain(PASTED);
+		expect(String(error.stack)).not.toContain(PASTED);
+		expect(JSON.parse(JSON.stringify(error))).toMatchObject({ message: '"Image URL" must be an http(s) link, not "***" (item 3)', description: 'You gave ***.' });
 	});
 });
 
