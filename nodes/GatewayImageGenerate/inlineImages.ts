@@ -167,14 +167,20 @@ export class ImageAnswerReader {
 	}
 
 	private finishImage(): void {
+		this.state = 'outside';
+		this.afterKey = 0;
+		// An empty value stays as it is: no image, the answer says so (or has a url beside it).
+		if (this.head !== undefined && this.head.trim() === '') {
+			this.keep(Buffer.from(JSON.stringify(this.head)));
+			this.head = undefined;
+			return;
+		}
 		this.flushHead();
 		const image = inlineImage(this.decoder.end());
 		this.decoder = new Base64Decoder();
 		const placeholder = `[image data ${this.count++}: ${image.bytes ? formatSize(image.bytes.length) : image.problem}]`;
 		this.images.add(placeholder, image);
 		this.keep(Buffer.from(JSON.stringify(placeholder)));
-		this.state = 'outside';
-		this.afterKey = 0;
 	}
 
 	private keep(bytes: Buffer): void {

@@ -10,6 +10,7 @@ import { ImageAnswerReader } from '../../nodes/GatewayImageGenerate/inlineImages
 import { IMAGE_BODY_FIELDS } from '../../nodes/GatewayImageGenerate/description';
 import { buildImageBody, readImageRequest } from '../../nodes/GatewayImageGenerate/request';
 import type { ImageRequest } from '../../nodes/GatewayImageGenerate/request';
+import type { ImageAnswer } from '../../nodes/GatewayImageGenerate/response';
 import {
 	estimateImageCostUsd,
 	fileTypeFromHeader,
@@ -192,6 +193,14 @@ describe('reading an answer with its images decoded as they arrive', () => {
 		const { parsed, images } = read(`{"data":[{"b64_json":"${value}"}]}`, 3);
 		expect(images?.[0]).toEqual({ problem });
 		expect(parsed?.data[0].b64_json).toBe(`[image data 0: ${problem}]`);
+	});
+
+	it('leaves an empty b64_json empty, so that a url beside it is taken', () => {
+		const { parsed } = read('{"data":[{"url":"http://h/a.png","b64_json":""},{"b64_json":" "}]}', 4);
+		expect(parsed?.data).toEqual([{ url: 'http://h/a.png', b64_json: '' }, { b64_json: ' ' }]);
+		expect(imageAnswerProblem(parsed)).toBe('"url" or "b64_json" for image 1');
+		const [image] = planImages(parsed as ImageAnswer, request(), 1);
+		expect([image.download, image.base64]).toEqual(['http://h/a.png', undefined]);
 	});
 
 	it('decodes a b64_json value that is no placeholder (a key the reader did not see) as Base64 itself', () => {
