@@ -92,6 +92,12 @@ export interface GatewayCall {
 	what?: string;
 	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
 	pace?: SendPace;
+	/**
+	 * Keep only `pace`, outside the execution's: its 429s neither slow nor hold the execution's other
+	 * requests, nor are slowed by theirs (video status checks, which the wait loop itself sends again
+	 * at the next interval, in a lane of their own).
+	 */
+	ownPaceOnly?: boolean;
 	/** Fields every error of this call keeps (e.g. a task id). */
 	errorFields?: Record<string, unknown>;
 }
@@ -353,13 +359,14 @@ export class GatewayClient {
 		for (let tries = 1; ; tries++) {
 			await this.waitForTurn(call, limit, last);
 			const attempt = this.newAttempt(call, limit);
+			const shared = this.sharedPace(call);
 			const sentAt = this.pace.now();
 			let paced = false;
 			let failure: GatewayError;
 			try {
 				const response = await this.attempt(call, attempt);
-				if (response.statusCode === 429) paced = this.pace.rateLimited(sentAt);
-				else if (response.statusCode < 400) this.pace.succeeded();
+				if (response.statusCode === 429) paced = shared?.rateLimited(sentAt) ?? false;
+				else if (response.statusCode < 400) shared?.succeeded();
 				if (response.statusCode < 300) return await take(response, attempt);
 				failure = await this.statusFailure(response, attempt, call);
 			} catch (error) {
@@ -368,13 +375,13 @@ export class GatewayClient {
 			}
 			if (failure.kind === 'cancelled') throw failure;
 			// A Retry-After is about the account, not this item: the whole batch holds, whether or not this item waits for it.
-			if (failure.kind === 'rate_limit' && failure.retryAfterMs !== undefined && failure.retryAfterMs > 0) this.pace.holdFor(failure.retryAfterMs);
+			if (failure.kind === 'rate_limit' && failure.retryAfterMs !== undefined && failure.retryAfterMs > 0) shared?.holdFor(failure.retryAfterMs);
 			const decision = decideRetry(failure, count, policy, { now: Date.now(), notAfter: limit.notAfter, paced });
 			if (!decision.retry) throw this.finalFailure(failure, decision, policy, call, limit, tries, Date.now() - started);
 			if (failure.kind === 'rate_limit') count.rateLimit++;
 			else count.other++;
 			// A 429 before anything got through backs the whole batch off, not this item alone.
-			if (failure.kind === 'rate_limit' && decision.waitMs > 0) this.pace.holdFor(decision.waitMs);
+			if (failure.kind === 'rate_limit' && decision.waitMs > 0) (shared ?? call.pace)?.holdFor(decision.waitMs);
 			last = failure;
 			await pause(decision.waitMs, this.stop).catch((error) => this.rethrowCancel(error, call, failure.mayHaveActed));
 		}
@@ -385,6 +392,11 @@ export class GatewayClient {
 		const notAfter = call.notAfter ?? started + (call.deadlineMs ?? DEFAULT_DEADLINE_MS);
 		const ms = Math.max(0, notAfter - started);
 		return { notAfter, ms, name: call.limitName ?? `the ${secondsText(ms)} s limit of this request` };
+	}
+
+	/** The execution's pace, unless the call keeps only its own (ownPaceOnly). */
+	private sharedPace(call: GatewayCall): SendPace | undefined {
+		return call.ownPaceOnly && call.pace ? undefined : this.pace;
 	}
 
 	/**
@@ -399,7 +411,7 @@ export class GatewayClient {
 		let waitError: unknown;
 		try {
 			await call.pace?.wait(signal, limit.notAfter);
-			await this.pace.wait(signal, limit.notAfter);
+			await this.sharedPace(call)?.wait(signal, limit.notAfter);
 		} catch (error) {
 			waitError = error;
 		}
