@@ -152,6 +152,39 @@ function tryParse(text: string, parse: (text: string) => unknown): { ok: true; v
 	}
 }
 
+/**
+ * A whole answer's text as a JSON object. An empty body, text that is not JSON, a value that is
+ * not an object and an error body in a 200 (`{"error":…}`, `{"success":false}`, …) all become
+ * GatewayErrors. For answers read some other way than `json` (a stream decoded as it arrives).
+ */
+export function jsonObjectAnswer<T = IDataObject>(
+	response: GatewayResponse<string>,
+	what: string,
+	extra: Partial<GatewayErrorInit>,
+	parse: (text: string) => unknown = JSON.parse,
+): T {
+	const text = response.body.trim();
+	if (text === '') {
+		throw new GatewayError({ kind: 'protocol', headline: `${what} failed: the gateway answered HTTP ${response.status} with an empty body`, ...extra });
+	}
+	const parsed = tryParse(text, parse);
+	if (!parsed.ok) {
+		const contentType = headerValue(response.headers, 'content-type');
+		const page = /html/i.test(contentType) || text.startsWith('<');
+		throw new GatewayError({
+			kind: 'protocol',
+			headline: `${what} failed: the gateway answered HTTP ${response.status} with ${page ? 'a page' : 'text'} instead of JSON`,
+			gatewayMessage: quoteStart(text, 200),
+			hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
+			...extra,
+		});
+	}
+	const body = parsed.value;
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObjectError(what, response.status, body, extra);
+	if (isErrorShape(body)) throw errorFromParsed(what, response.status, readErrorFields(body), extra);
+	return body as T;
+}
+
 /** A redirect's Location as an absolute URL, or undefined when it is none. */
 function resolveLocation(location: string, from: string): string | undefined {
 	if (location === '') return undefined;
@@ -272,29 +305,8 @@ export class GatewayClient {
 	 * become GatewayErrors. `parse` replaces JSON.parse (e.g. to keep int64 digits).
 	 */
 	async json<T = IDataObject>(call: GatewayCall, parse: (text: string) => unknown = JSON.parse): Promise<T> {
-		const what = call.what ?? 'The gateway request';
 		const response = await this.text(call);
-		const text = response.body.trim();
-		const extra = this.errorExtra(call, { status: response.status });
-		if (text === '') {
-			throw new GatewayError({ kind: 'protocol', headline: `${what} failed: the gateway answered HTTP ${response.status} with an empty body`, ...extra });
-		}
-		const parsed = tryParse(text, parse);
-		if (!parsed.ok) {
-			const contentType = headerValue(response.headers, 'content-type');
-			const page = /html/i.test(contentType) || text.startsWith('<');
-			throw new GatewayError({
-				kind: 'protocol',
-				headline: `${what} failed: the gateway answered HTTP ${response.status} with ${page ? 'a page' : 'text'} instead of JSON`,
-				gatewayMessage: quoteStart(text, 200),
-				hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
-				...extra,
-			});
-		}
-		const body = parsed.value;
-		if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObjectError(what, response.status, body, extra);
-		if (isErrorShape(body)) throw errorFromParsed(what, response.status, readErrorFields(body), extra);
-		return body as T;
+		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
 	}
 
 	/** Sends a request and returns the whole answer as text (a 2xx; error statuses are thrown). */
