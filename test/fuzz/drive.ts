@@ -86,20 +86,13 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 		switch (scenario.node) {
 			case 'chat':
 			case 'chatStream':
-				return {
-					model: model('chat-sonnet-5'),
-					messages: { values: [{ role: 'user', content: `Hello ${i}` }] },
-					maxTokens: 100,
-					stream: scenario.node === 'chatStream',
-					options: { timeoutSeconds: scenario.deadlineSeconds },
-				};
 			case 'messages':
 			case 'messagesStream':
 				return {
 					model: model('chat-sonnet-5'),
 					messages: { values: [{ role: 'user', content: `Hello ${i}` }] },
 					maxTokens: 100,
-					stream: scenario.node === 'messagesStream',
+					stream: scenario.node.endsWith('Stream'),
 					options: { timeoutSeconds: scenario.deadlineSeconds },
 				};
 			case 'modelGenerate':

@@ -389,16 +389,7 @@ export class FuzzGateway {
 				for (let i = 0; i < args.length; i += 7) frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
 				frames.push(chunk({}, 'tool_calls'));
 			} else {
-				const words = text.split(/(?<= )/);
-				const middle = Math.floor(words.length / 2);
-				const sent: string[] = [];
-				words.forEach((word, i) => {
-					const piece = i === middle && q('delta') ? `${word}${q('delta')}` : word;
-					sent.push(piece);
-					frames.push(chunk(i === 0 ? { role: 'assistant', content: piece } : { content: piece }));
-				});
-				logged.text = sent.join('');
-				logged.textLeaked = q('delta') !== '';
+				streamWords(text, q('delta'), logged).forEach((piece, i) => frames.push(chunk(i === 0 ? { role: 'assistant', content: piece } : { content: piece })));
 				frames.push(chunk({}, 'stop'));
 			}
 			frames.push(`data: ${JSON.stringify({ id: 'chatcmpl-fuzz', object: 'chat.completion.chunk', model, choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12, ...(q('usage') ? { note: q('usage') } : {}) } })}\n\n`);
@@ -438,16 +429,7 @@ export class FuzzGateway {
 				block++;
 			}
 			frames.push(event('content_block_start', { index: block, content_block: { type: 'text', text: '' } }));
-			const words = text.split(/(?<= )/);
-			const middle = Math.floor(words.length / 2);
-			const sent: string[] = [];
-			words.forEach((word, i) => {
-				const piece = i === middle && q('delta') ? `${word}${q('delta')}` : word;
-				sent.push(piece);
-				frames.push(event('content_block_delta', { index: block, delta: { type: 'text_delta', text: piece } }));
-			});
-			logged.text = sent.join('');
-			logged.textLeaked = q('delta') !== '';
+			for (const piece of streamWords(text, q('delta'), logged)) frames.push(event('content_block_delta', { index: block, delta: { type: 'text_delta', text: piece } }));
 			frames.push(event('content_block_stop', { index: block }));
 			frames.push(event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7, ...(q('usage') ? { note: q('usage') } : {}) } }));
 			frames.push(event('message_stop', {}));
@@ -469,6 +451,16 @@ export class FuzzGateway {
 			usage: { input_tokens: 5, output_tokens: 7, ...(q('usage') ? { note: q('usage') } : {}) },
 		});
 	}
+}
+
+/** A text streamed a word a delta, the quote (if any) in the middle one; logs what was sent. */
+function streamWords(text: string, quote: string, logged: LoggedRequest): string[] {
+	const words = text.split(/(?<= )/);
+	const middle = Math.floor(words.length / 2);
+	const pieces = words.map((word, i) => (i === middle ? `${word}${quote}` : word));
+	logged.text = pieces.join('');
+	logged.textLeaked = quote !== '';
+	return pieces;
 }
 
 export const CLEAN: Answer = {

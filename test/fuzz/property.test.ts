@@ -26,11 +26,25 @@ import type { NodeKind, Scenario } from './scenario';
  * in counterexamples.test.ts). Marked `it.failing` so CI shows them failing on purpose and turns
  * red the moment a fix makes one pass: then take it off this list.
  */
-export const KNOWN_FAILING: Partial<Record<NodeKind, string>> = {};
+const ON_MAIN = 'on main 04e18be, see counterexamples.test.ts';
+export const KNOWN_FAILING: Partial<Record<NodeKind, string>> = {
+	chat: `secrets in success answers ${ON_MAIN}`,
+	chatStream: `secrets in streamed deltas ${ON_MAIN}`,
+	messages: `secrets in success answers ${ON_MAIN}`,
+	messagesStream: `secrets in streamed deltas ${ON_MAIN}`,
+	modelGenerate: `secrets handed to the agent ${ON_MAIN}`,
+	modelStream: `secrets in tool arguments ${ON_MAIN}`,
+	image: `secrets in revised_prompt ${ON_MAIN}`,
+	videoGenerate: `foreign task ids followed, dot segments, "openai" masked ${ON_MAIN}`,
+	videoSubmit: `task id logged in metadata only ${ON_MAIN}`,
+	videoStatus: `dot-segment task ids ${ON_MAIN}`,
+	videoDownload: `dot-segment task ids, "openai" masked ${ON_MAIN}`,
+	plant: `secrets in the tag ${ON_MAIN}`,
+};
 /** Set while some run still sends a request after it ended (the last test below). */
 const KNOWN_LATE: string | undefined = undefined;
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 240);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 180);
 const SEED = Number(process.env.FUZZ_SEED ?? 1826);
 const NODES = (process.env.FUZZ_NODES ? process.env.FUZZ_NODES.split(',') : NODE_KINDS) as NodeKind[];
 const ONLY = process.env.FUZZ_INVARIANT as InvariantName | undefined;
@@ -93,7 +107,14 @@ describe.each(NODES)('%s against the generative hostile gateway', (node) => {
 					if (violations.length) throw new Error(violations.map((v) => `[${v.invariant}] ${v.detail}`).join('\n'));
 				}),
 				// Shrinking replays runs in real time: bounded so a failure is reported in time.
-				{ numRuns: runsOf(node), seed: SEED, interruptAfterTimeLimit: NODE_BUDGET_MS, markInterruptAsFailure: false },
+				{
+					numRuns: runsOf(node),
+					seed: SEED,
+					interruptAfterTimeLimit: NODE_BUDGET_MS,
+					markInterruptAsFailure: false,
+					// A known failure is not shrunk again in CI: its shrunk case is in counterexamples.test.ts.
+					endOnFailure: Boolean(known) && !STRICT,
+				},
 			);
 		} finally {
 			timings[node] = Date.now() - started;

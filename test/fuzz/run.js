@@ -25,10 +25,10 @@ for (let i = 0; i < args.length; i++) {
 	}
 }
 if (env.FUZZ_SURVEY) env.FUZZ_SURVEY = path.resolve(env.FUZZ_SURVEY);
-process.stdout.write(`fuzz: runs ${env.FUZZ_RUNS ?? '240 (CI)'}, seed ${env.FUZZ_SEED ?? '1826 (CI)'}${env.FUZZ_NODES ? `, nodes ${env.FUZZ_NODES}` : ''}\n`);
+process.stdout.write(`fuzz: runs ${env.FUZZ_RUNS ?? '180 (CI)'}, seed ${env.FUZZ_SEED ?? '1826 (CI)'}${env.FUZZ_NODES ? `, nodes ${env.FUZZ_NODES}` : ''}\n`);
 
 const jest = require.resolve('jest/bin/jest');
 const started = Date.now();
-const result = spawnSync(process.execPath, [jest, '--selectProjects', 'fuzz', path.join(__dirname, 'property.test.ts')], { env, stdio: 'inherit' });
+const result = spawnSync(process.execPath, [jest, '--selectProjects', 'fuzz', '--forceExit', path.join(__dirname, 'property.test.ts')], { env, stdio: 'inherit' });
 process.stdout.write(`fuzz: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 process.exit(result.status ?? 1);
