@@ -23,7 +23,7 @@ interface Counterexample {
 const STRICT = process.env.FUZZ_STRICT === '1';
 jest.setTimeout(30_000);
 
-const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut } });
+const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 
 export const COUNTEREXAMPLES: Counterexample[] = [
 	{
@@ -68,7 +68,7 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 	},
 	{
 		name: 'Gateway Video Submit: an error in a 200 answer quoting the key in base64',
-		scenario: scenario('videoSubmit', { answers: [answer({ kind: 'error200', leak: { slot: 0, form: 'base64', cut: 0 } })] }),
+		scenario: scenario('videoSubmit', { answers: [answer({ kind: 'error200', leak: { slot: 0, form: 'base64', cut: 0, pad: 0 } })] }),
 		failsOn: 'main 04e18be',
 	},
 	{

@@ -27,6 +27,8 @@ export interface Leak {
 	form: LeakForm;
 	/** For cut forms: how many characters are kept. */
 	cut: number;
+	/** Words before the quote ("detail " each): a quote far into a long message, where shortening cuts. */
+	pad: number;
 }
 
 export type AnswerKind = 'clean' | 'error' | 'error200' | 'rateLimit' | 'reset' | 'redirect' | 'wrongType' | 'stall';
@@ -275,7 +277,7 @@ export class FuzzGateway {
 		const quoteOf = (slots: string[]) => {
 			const leak = answer.leak;
 			const chosen = leak ? slots[leak.slot % slots.length] : undefined;
-			return (slot: string) => (leak && slot === chosen ? ` ${leakValue(state.secrets, leak)} ` : '');
+			return (slot: string) => (leak && slot === chosen ? ` ${'detail '.repeat(leak.pad ?? 0)}${leakValue(state.secrets, leak)} ` : '');
 		};
 		let reply: Reply;
 		switch (answer.kind) {

@@ -23,7 +23,17 @@ function state(requests: LoggedRequest[], settledAt = 100): RunState {
 	return { run: 1, plan: scenario('chat').plan, secrets: FIXED_SECRETS, requests, submitCount: 0, polls: new Map(), settledAt, settingTexts: [] };
 }
 
-const broken = (node: Parameters<typeof scenario>[0], o: Outcome, s: RunState): InvariantName[] => [...new Set(checkRun(scenario(node), o, s).map((v) => v.invariant))];
+/** The invariants a run breaks; `works` (a clean run succeeds) has its own test below. */
+const broken = (node: Parameters<typeof scenario>[0], o: Outcome, s: RunState, all = false): InvariantName[] => [
+	...new Set(checkRun(scenario(node), o, s).map((v) => v.invariant).filter((name) => all || name !== 'works')),
+];
+
+describe('works', () => {
+	it('finds a run that fails against clean answers (a vacuous pass), and lets a successful one pass', () => {
+		expect(broken('chat', outcome({ error: new Error('The credential is invalid') }), state([]), true)).toEqual(['works']);
+		expect(broken('chat', outcome({ output: [{ json: { text: 'The fern grows' } }] }), state([]), true)).toEqual([]);
+	});
+});
 
 describe('secrets', () => {
 	it.each([

@@ -9,7 +9,7 @@ import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
 import { deadlineMs } from './scenario';
 
-export type InvariantName = 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost';
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost';
 
 export interface Violation {
 	invariant: InvariantName;
@@ -207,8 +207,26 @@ function checkOtherHost(state: RunState, secrets: Secrets): Violation[] {
 		.map((r) => ({ invariant: 'otherHost' as const, detail: `${r.method} ${r.path} to ${r.host} carried the key or the secret header` }));
 }
 
+const ORDINARY_ID = /^task_(openai_)?\d+$/;
+
+/**
+ * The run against a gateway that only answers well (quotes of secrets aside) succeeds: a guard
+ * against a vacuous pass, where every run fails before any request and so breaks no promise.
+ */
+function checkWorks(scenario: Scenario, outcome: Outcome): Violation[] {
+	const { plan } = scenario;
+	const video = scenario.node.startsWith('video');
+	const clean =
+		plan.answers.every((a) => a.kind === 'clean') &&
+		(!video || (plan.video.submitIds.every((id) => ORDINARY_ID.test(id)) && !plan.video.foreignId && plan.video.terminal === 'SUCCESS' && ORDINARY_ID.test(scenario.taskIdInput)));
+	if (!clean) return [];
+	const failed = outcome.error !== undefined || outcome.output.some((item) => item.json.error !== undefined) || (!scenario.node.startsWith('model') && outcome.output.length === 0);
+	return failed ? [{ invariant: 'works', detail: `a run against clean answers failed: ${visibleText(outcome.error === undefined ? outcome.output.map((i) => i.json.error) : errorFields(outcome.error)).slice(0, 300)}` }] : [];
+}
+
 export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	return [
+		...checkWorks(scenario, outcome),
 		...checkSecrets(scenario, outcome),
 		...checkDeadline(scenario, outcome),
 		...checkLate(state),

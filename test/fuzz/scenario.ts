@@ -41,7 +41,7 @@ export interface Scenario {
 }
 
 const SECRET_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '=', '_', '-'];
-const HEADER_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789'];
+const HEADER_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '='];
 const WORDS = ['The', 'fern', 'grows', 'in', 'shade', 'and', 'likes', 'water', 'every', 'day', 'ok'];
 
 const chars = (alphabet: string[], min: number, max: number) => fc.array(fc.constantFrom(...alphabet), { minLength: min, maxLength: max }).map((a) => a.join(''));
@@ -56,6 +56,7 @@ const leakArb: fc.Arbitrary<Leak> = fc.record({
 	slot: fc.nat(5),
 	form: fc.constantFrom('whole', 'secretPart', 'cutStart', 'cutEnd', 'url', 'base64', 'bearer', 'header', 'headerUrl', 'headerBase64'),
 	cut: fc.integer({ min: 1, max: 43 }),
+	pad: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60 })),
 });
 
 /** Retry-After as gateways write it: absent, 0, small, huge, negative, an HTTP date, nonsense. */
