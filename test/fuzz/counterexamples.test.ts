@@ -10,7 +10,7 @@
 import { runScenario } from './drive';
 import { FuzzGateway } from './gateway';
 import { checkRun } from './invariants';
-import { answer, scenario } from './cases';
+import { FIXED_SECRETS, answer, scenario } from './cases';
 import type { Scenario } from './scenario';
 
 interface Counterexample {
@@ -95,6 +95,19 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Video Download: a fail_reason "routed by openai" reads "routed by ***" with the setting header x-portkey-provider: openai',
 		scenario: scenario('videoDownload', { video: { terminal: 'FAILURE' } }),
 		failsOn: 'main 04e18be',
+	},
+	{
+		name: 'Gateway Video Submit, two items without Continue On Fail: item 1 gets a 502 page, and the task item 0 created is named only in a log line, not in the error',
+		scenario: scenario('videoSubmit', { items: 2, answers: [answer({}), answer({ kind: 'error', status: 502, shape: 5 })] }),
+		failsOn: 'main 04e18be and on main + secrets + deadlines + chat + files + video (scratch e046d21)',
+	},
+	{
+		name: 'Gateway Plant Create: a 429 with Retry-After 3600 quoting a secret header value in base64 (x-signature: tY1gSXxzS)',
+		scenario: scenario('plant', {
+			secrets: { ...FIXED_SECRETS, headerName: 'x-signature', headerValue: 'tY1gSXxzS' },
+			answers: [answer({ kind: 'rateLimit', retryAfter: '3600', leak: { slot: 0, form: 'headerBase64', cut: 0, pad: 0 } })],
+		}),
+		failsOn: 'main 04e18be and on main + secrets + deadlines + chat + files + video (scratch e046d21)',
 	},
 ];
 

@@ -237,6 +237,8 @@ export class FuzzGateway {
 	}
 
 	private handle(req: http.IncomingMessage, res: http.ServerResponse, origin: 'own' | 'sibling'): void {
+		// A request starts when its head arrives: one sent before its run ended may finish arriving after.
+		const arrived = Date.now();
 		const parts: Buffer[] = [];
 		req.on('data', (chunk: Buffer) => parts.push(chunk));
 		req.on('end', () => {
@@ -255,7 +257,7 @@ export class FuzzGateway {
 				origin,
 				headers: req.headers,
 				body: Buffer.concat(parts).toString('utf8'),
-				at: Date.now(),
+				at: arrived,
 				complete: false,
 				answerKind: 'clean',
 			};

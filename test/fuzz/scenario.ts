@@ -140,6 +140,8 @@ export function deadlineMs(scenario: Scenario): number {
 	for (const answer of scenario.plan.answers) {
 		budget += answer.headDelayMs + 400 + answer.keepAliveMs + (answer.kind === 'stall' ? answer.stallMs : 0);
 		if (answer.kind === 'rateLimit') budget += answer.retryAfter === '1' ? 1000 : answer.retryAfter === '2' ? 2000 : 0;
+		// A failure a node may rightly retry (a reset GET, a 5xx status check) after its own short backoff.
+		if (answer.kind !== 'clean' && answer.kind !== 'wrongType') budget += 2500;
 	}
 	return budget * scenario.items;
 }
