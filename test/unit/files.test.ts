@@ -419,7 +419,7 @@ describe('JSON answers', () => {
 
 	function failure(text: string, cutOff = false): GatewayError {
 		try {
-			jsonReplyData({ what: 'The chat request', text, itemIndex: 2, cutOff, fields: { text } });
+			jsonReplyData({ what: 'The chat request', text, itemIndex: 2, json: { format: 'jsonObject' }, cutOff, fields: { text } });
 		} catch (error) {
 			return error as GatewayError;
 		}
