@@ -4,16 +4,16 @@
  * own request function to the fuzz gateway. Captures everything that leaves the node: output
  * items, the error, log lines, custom data, streamed chunks, and the model's results.
  */
-import type { ChatModel, FunctionTool, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
+import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
-import type { AiNodeSdk } from '../../nodes/GatewayChatModel/sdk';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
+import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
 import type { FuzzGateway, RunState } from './gateway';
 import type { Scenario } from './scenario';
@@ -48,29 +48,6 @@ export interface Outcome {
 }
 
 export const GRACE_MS = 2000;
-
-/** The SDK's BaseChatModel as the AI Agent meets it (as test/integration/chatModel.test.ts stands it in). */
-abstract class StandInBaseChatModel {
-	constructor(
-		public provider: string,
-		public modelId: string,
-		public defaultConfig?: object,
-		protected tools: Tool[] = [],
-	) {}
-
-	withTools(tools: Tool[]): this {
-		const copy = Object.create(Object.getPrototypeOf(this)) as this;
-		Object.assign(copy, this);
-		copy.tools = [...this.tools, ...tools];
-		return copy;
-	}
-}
-
-const standInSdk = {
-	BaseChatModel: StandInBaseChatModel,
-	supplyModel: (_ctx: unknown, model: ChatModel) => ({ response: model }),
-	getParametersJsonSchema: (tool: FunctionTool) => tool.inputSchema,
-} as unknown as AiNodeSdk;
 
 const CALCULATOR: FunctionTool = {
 	type: 'function',
