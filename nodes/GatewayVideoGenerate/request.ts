@@ -6,6 +6,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { attachmentType, formatSize } from '../shared/files/attachments';
+import { imageDataUrlProblem } from '../shared/files/base64';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
@@ -116,6 +117,8 @@ export function planFirstFrame(ctx: IExecuteFunctions, itemIndex: number): First
 		if (!checkImageUrl(link)) {
 			throw fieldError(ctx, itemIndex, IMAGE_URL_FIELD, `must be an http(s) link or a data URL of an image, not "${link.slice(0, 60)}"`, 'For example https://example.com/first-frame.png.');
 		}
+		const problem = imageDataUrlProblem(link);
+		if (problem) throw fieldError(ctx, itemIndex, IMAGE_URL_FIELD, problem, `The type after "data:" must be the type of the bytes, e.g. data:image/jpeg;base64,… for a JPEG. Or give the image as a link, or put the file in a binary field and name it in "${IMAGE_BINARY_FIELD}".`);
 		return { link };
 	}
 	if (property === '') return undefined;

@@ -99,13 +99,11 @@ export function formatSize(bytes: number): string {
 
 const ATTACHABLE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
-/** The type of a file from its bytes: one of the images both formats take, a PDF, or undefined. */
+/** The type of a file from its first bytes: one of the images both formats take, a PDF, or undefined. */
 export function attachmentType(bytes: Buffer): { kind: 'image' | 'pdf'; mimeType: string; extension: string } | undefined {
 	const sniffed = sniffFileType(bytes);
-	if (sniffed) return ATTACHABLE_IMAGES.includes(sniffed.mimeType) ? { kind: 'image', ...sniffed } : undefined;
-	// The PDF header may follow a few bytes of something else (the PDF format allows up to 1024).
-	if (bytes.subarray(0, 1024).includes('%PDF-', 0, 'latin1')) return { kind: 'pdf', mimeType: 'application/pdf', extension: 'pdf' };
-	return undefined;
+	if (sniffed?.mimeType === 'application/pdf') return { kind: 'pdf', ...sniffed };
+	return sniffed && ATTACHABLE_IMAGES.includes(sniffed.mimeType) ? { kind: 'image', ...sniffed } : undefined;
 }
 
 function listOf(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
