@@ -94,6 +94,7 @@ describe('Custom Header values', () => {
 		expect(policy.mask(`got ${encodeURIComponent('pk/Se+cr=Value-0042')} and pk/Se+cr=Value-0042`)).toBe('got *** and ***');
 		expect(policy.mask('got pk%2fSe%2bcr%3dValue-0042')).toBe('got ***');
 		expect(policy.mask('value opaque-value-77 here')).toBe('value *** here');
+		expect(policy.mask(`b64 ${Buffer.from('pk/Se+cr=Value-0042').toString('base64')} end`)).toBe('b64 *** end');
 	});
 
 	it('masks a short secret value only as a whole token', () => {

@@ -125,6 +125,8 @@ export class SecretMasker {
 			if (secret === '') continue;
 			forms.add(secret);
 			for (const form of urlEncodedForms(secret)) forms.add(form);
+			// A header value's base64 (a relay quoting its own Basic header): where it is long enough to tell.
+			for (const form of base64Forms(secret)) if (form.length >= FRAGMENT_LENGTH) forms.add(form);
 			if (!secret.startsWith(KEY_PREFIX)) continue;
 			const secretPart = secret.slice(KEY_PREFIX.length);
 			this.keyParts.push(secretPart);
