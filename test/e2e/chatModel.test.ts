@@ -242,6 +242,21 @@ describeWorkflow('mgwExModel0001', 'the example: an AI Agent that does sums with
 	});
 });
 
+describeWorkflow('mgwExModel0002', 'the example: chat with an agent that streams (run by its Test Now trigger)', () => {
+	const id = 'mgwExModel0002';
+
+	if (ON_1X) {
+		it('fails only the chat model, with the message that it needs n8n 2.16 or newer', () => expectNeeds216(workflowResult(results(), id)));
+		return;
+	}
+
+	it('answers the sample question through Gateway Chat Model, with the real token usage', () => {
+		expect(workflowResult(results(), id).status).toBe('success');
+		expect(String(agentOutput(id)[0])).toContain('dark office');
+		expectRealUsage(modelCalls(id));
+	});
+});
+
 // ---------------------------------------------------------------------------------------------
 // Streaming through `n8n start` (n8n 2.41.1): a Chat Trigger whose agent streams into the chat
 

@@ -30,7 +30,7 @@ import * as path from 'node:path';
 
 import { findRedisServer, n8nRest, startQueue, startRedis } from '../../scripts/n8n/queue';
 import { defaultDir, ensureRuntime } from '../../scripts/n8n/runtime';
-import { EXAMPLE_CREDENTIAL, gatewayCredential } from '../../scripts/n8n/workflowSet';
+import { EXAMPLE_CREDENTIAL, gatewayCredential, withExampleCredential } from '../../scripts/n8n/workflowSet';
 import { startGateway } from '../gateway';
 import type { Gateway, LoggedRequest } from '../gateway';
 import { binaryBuffer, describeWorkflow, E2E_LINE, E2E_N8N_MAJOR, E2E_N8N_VERSION, gatewayRequests, loadE2eResults, nodeItems, nodeRun, workflowResult } from './harness';
@@ -88,7 +88,7 @@ interface PhaseResult {
 
 /** The example, started by a webhook instead of by hand, and with a wait n8n keeps in its database. */
 function durableVariant(): Json {
-	const wf = JSON.parse(fs.readFileSync(EXAMPLE_FILE, 'utf8'));
+	const wf = withExampleCredential(JSON.parse(fs.readFileSync(EXAMPLE_FILE, 'utf8')));
 	wf.id = 'mgwQueue0003';
 	wf.name = `Queue mode: ${wf.name}`;
 	const start = wf.nodes.find((node: Json) => node.type === 'n8n-nodes-base.manualTrigger');

@@ -121,6 +121,26 @@ describe("n8n's node search", () => {
 		expect(rankOf('model gateway', 'gatewayChatModel', { aiCanvas: true })).toBeGreaterThan(0);
 	});
 
+	// The words people type for what each node does. A model family's name only where the gateway
+	// serves it: its catalogue (docs/gateway-interface.md) has the opus, sonnet and haiku chat family;
+	// "gpt" names the chat-completions format Gateway Chat and the Chat Model speak, not a model.
+	it.each([
+		['gpt', ['gatewayChat', 'gatewayChatModel']],
+		['llm', ['gatewayChat', 'gatewayMessages', 'gatewayChatModel']],
+		['claude', ['gatewayMessages', 'gatewayChat', 'gatewayChatModel']],
+		['sonnet', ['gatewayChat', 'gatewayMessages', 'gatewayChatModel']],
+		['text to image', ['gatewayImageGenerate']],
+		['image generation', ['gatewayImageGenerate']],
+		['ai image', ['gatewayImageGenerate']],
+		['text to video', ['gatewayVideoGenerate']],
+		['image to video', ['gatewayVideoGenerate']],
+		['video generation', ['gatewayVideoGenerate']],
+		['ai video', ['gatewayVideoGenerate']],
+	])('"%s" finds %j, before any other node of ours', (query, names) => {
+		const ours = search(query, { aiCanvas: true }).filter((key) => key.startsWith(`${PACKAGE}.`)).map((key) => key.slice(PACKAGE.length + 1));
+		expect(ours.slice(0, names.length).sort()).toEqual([...names].sort());
+	});
+
 	it('"openai" no longer finds Gateway Plant Create', () => {
 		expect(rankOf('openai', 'gatewayPlantCreate')).toBe(0);
 		expect(rankOf('openai', 'gatewayPlantCreate', { aiCanvas: true })).toBe(0);
