@@ -41,13 +41,14 @@ export class GatewayApi implements ICredentialType {
 				'The gateway address, e.g. https://gateway.example.com or https://example.com/gateway. A trailing "/" or "/v1" is fine.',
 		},
 		{
-			displayName: 'Group Multiplier',
+			displayName: 'Group Multiplier (Price Factor for Cost Estimates)',
 			name: 'groupMultiplier',
 			type: 'number',
 			typeOptions: { minValue: 0, numberPrecision: 4 },
 			default: 1,
 			description:
-				"Your group's discount multiplier on the gateway. Only used for the cost estimates the nodes output.",
+				"The price factor of your key's group on the gateway: the gateway bills each request at the model's price times this factor. Only used for the cost estimates the nodes output.",
+			hint: "Leave 1 unless the gateway's console shows another factor for your group, e.g. 0.8 when your group pays 80 %. Nothing sent to the gateway depends on it.",
 		},
 		// Header values are often keys of their own (Portkey, Helicone): hidden like the API key
 		// (eslint.config.mjs explains why n8n's credential-unnecessary-password warning is off here).

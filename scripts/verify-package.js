@@ -9,6 +9,10 @@
 //     repository's own eslint.config.mjs also lints tests and scripts, which that default does not fit.
 //  3. The tarball ships no source maps: they would point at .ts files that are not in it.
 // Builds first, so that what is checked is what would be published. Exits 1 on any finding.
+//
+// Both tools live in tools/n8n-verify (its own package.json and lock, installed here when missing),
+// not among the package's devDependencies: they bring n8n's AI node SDK, which the package's copies
+// in the e2e and demo user folders (inside this repository) would otherwise find on n8n 1.x.
 'use strict';
 
 const { execFileSync, spawnSync } = require('node:child_process');
@@ -17,7 +21,20 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-const NODE_CLI = path.join(ROOT, 'node_modules', '@n8n', 'node-cli');
+const TOOLS = path.join(ROOT, 'tools', 'n8n-verify');
+const NODE_CLI = path.join(TOOLS, 'node_modules', '@n8n', 'node-cli');
+
+/** Installs tools/n8n-verify from its lock when it is not installed, or not as the lock says. */
+function ensureTools() {
+	const lock = JSON.parse(fs.readFileSync(path.join(TOOLS, 'package-lock.json'), 'utf8'));
+	const installed = Object.entries(lock.packages[''].devDependencies).every(([name, version]) => {
+		const manifest = path.join(TOOLS, 'node_modules', name, 'package.json');
+		return fs.existsSync(manifest) && JSON.parse(fs.readFileSync(manifest, 'utf8')).version === version;
+	});
+	if (installed) return;
+	step('installing tools/n8n-verify (npm ci)');
+	execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: TOOLS, stdio: 'inherit' });
+}
 
 function step(title) {
 	process.stdout.write(`\n== ${title}\n`);
@@ -41,13 +58,14 @@ function n8nNodeLint(work) {
 		fs.cpSync(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
 	}
 	fs.copyFileSync(path.join(NODE_CLI, 'dist', 'template', 'templates', 'shared', 'default', 'eslint.config.mjs'), path.join(copy, 'eslint.config.mjs'));
-	fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+	fs.symlinkSync(path.join(TOOLS, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
 	const cli = path.join(NODE_CLI, 'bin', 'n8n-node.mjs');
 	const res = spawnSync(process.execPath, [cli, 'lint'], { cwd: copy, stdio: 'inherit', env: { ...process.env, CI: 'true' } });
 	return res.status === 0;
 }
 
 async function main() {
+	ensureTools();
 	step('npm run build');
 	execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 
@@ -60,7 +78,7 @@ async function main() {
 		const maps = files.filter((f) => f.endsWith('.map'));
 		if (maps.length) failures.push(`the tarball ships ${maps.length} source maps (${maps[0]} ...)`);
 
-		const { analyzePackage, SOURCE_FILE_PATTERNS } = await import(require.resolve('@n8n/scan-community-package/scanner/scanner.mjs'));
+		const { analyzePackage, SOURCE_FILE_PATTERNS } = await import(require.resolve('@n8n/scan-community-package/scanner/scanner.mjs', { paths: [TOOLS] }));
 		for (const [label, dir, patterns] of [
 			['source', ROOT, SOURCE_FILE_PATTERNS],
 			['packed tarball', unpacked, ['**/*.js', 'package.json']],
