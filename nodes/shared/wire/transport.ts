@@ -429,7 +429,7 @@ export class GatewayClient {
 		let text = '';
 		try {
 			text = (await this.readBody(response.body, attempt, call, ERROR_BODY_LIMIT, true)).toString('utf8');
-		} catch (error) {
+		} catch {
 			if (attempt.cancelled) return this.cancelled(call);
 			// A dropped error body still leaves the status code to report.
 		}
