@@ -161,6 +161,16 @@ describe('node descriptions (the text under the name in the panel and the node d
 		expect(operation?.default).toBe('generate');
 	});
 
+	it("Gateway Image Generate's Size is a list of the common sizes that still takes any other size", () => {
+		const options = byName('gatewayImageGenerate').description.properties.find((p) => p.name === 'options');
+		const size = (options?.options as Array<{ name: string; type?: string; allowArbitraryValues?: boolean; options?: Array<{ value: string }>; hint?: string }>).find((o) => o.name === 'size');
+		expect(size?.type).toBe('options');
+		expect(size?.options?.map((o) => o.value).sort()).toEqual(['1024x1024', '1024x1536', '1536x1024', 'auto']);
+		// A size of another model (e.g. 1792x1024) stays valid: typed as an expression, or kept from an older workflow.
+		expect(size?.allowArbitraryValues).toBe(true);
+		expect(size?.hint).toMatch(/Expression/);
+	});
+
 	it("each Task ID field's hint speaks about its own operation", () => {
 		const taskIds = byName('gatewayVideoGenerate').description.properties.filter((p) => p.name === 'taskId');
 		const hintFor = (operation: string) => taskIds.find((p) => (p.displayOptions?.show?.operation as string[] | undefined)?.includes(operation))?.hint ?? '';
