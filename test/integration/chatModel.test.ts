@@ -311,7 +311,6 @@ interface LcModel {
 }
 
 describeWithSdk("with n8n's AI node SDK 0.31.1 (its LangChain adapter and token tracing)", () => {
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const realSdk = async () => require(SDK_DIR) as AiNodeSdk;
 	const tools = [{ type: 'function', function: { name: 'Calculator', description: 'Does sums', parameters: CALCULATOR.inputSchema } }];
 

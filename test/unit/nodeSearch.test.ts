@@ -18,11 +18,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { INodeTypeDescription } from 'n8n-workflow';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { sublimeSearch } = require('@n8n/utils/search/sublime-search') as {
 	sublimeSearch: <T>(filter: string, items: T[]) => Array<{ score: number; item: T }>;
 };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { reRankSearchResults } = require('@n8n/utils/search/re-rank-search-results') as {
 	reRankSearchResults: <T>(results: Array<{ score: number; item: T }>, factors: Record<string, Record<string, number>>) => Array<{ score: number; item: T }>;
 };
@@ -51,7 +49,6 @@ function ourNodes(): Array<Entry & { description: INodeTypeDescription }> {
 	return manifest.n8n.nodes.map((file) => {
 		const built = path.join(ROOT, file);
 		if (!fs.existsSync(built)) throw new Error(`${file} is not built: run \`npm run build\` first`);
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const exported = require(built) as Record<string, new () => { description: INodeTypeDescription }>;
 		const { description } = new (Object.values(exported)[0])();
 		const codex = JSON.parse(fs.readFileSync(built.replace(/\.js$/, '.json'), 'utf8'));
