@@ -13,5 +13,9 @@ export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData
 			const { model, ...record } = await submitTask(ctx, client, await submitBody(ctx, itemIndex, input), itemIndex);
 			return { json: { ...taskFields(record), model: model ?? input.fields.model } };
 		},
+		paidRecord: (items) => {
+			const taskId = items[0]?.json.task_id;
+			return typeof taskId === 'string' ? `task ${taskId}` : undefined;
+		},
 	});
 }

@@ -135,6 +135,24 @@ export interface PerItemOperation<P> {
 	prepare(itemIndex: number): P | Promise<P>;
 	/** Calls the gateway for one item. */
 	run(input: P, itemIndex: number, client: GatewayClient): Promise<ItemOutput>;
+	/**
+	 * For paid work that leaves something to fetch later (a video task): what a finished item's
+	 * output names, e.g. its task id. When another item fails the run, the run's error lists these,
+	 * since n8n keeps no output of a failed node.
+	 */
+	paidRecord?(output: INodeExecutionData[]): string | undefined;
+}
+
+/** "item 0: task_1; item 2: task_7": the paid work finished items did, for the run's error. */
+function paidRecordsText<P>(operation: PerItemOperation<P>, outputs: Map<number, INodeExecutionData[]>, failedItem: number | undefined): string | undefined {
+	if (!operation.paidRecord) return undefined;
+	const lines: string[] = [];
+	for (const [itemIndex, items] of [...outputs].sort(([a], [b]) => a - b)) {
+		if (itemIndex === failedItem || items.some((item) => item.json.error !== undefined)) continue;
+		const record = operation.paidRecord(items);
+		if (record) lines.push(`item ${itemIndex}: ${record}`);
+	}
+	return lines.length ? `Other items finished before the run stopped, and their work is paid for: ${lines.join('; ')}.` : undefined;
 }
 
 /** Checks every item, then runs them concurrently; returns the node's single output. */
@@ -151,9 +169,11 @@ export async function runPerItem<P>(
 	if (valid.length > 0) {
 		const client = await GatewayClient.create(ctx);
 		const continueOnFail = ctx.continueOnFail();
+		let failedItem: number | undefined;
 		try {
-			// The first failure ends the run: its scope closes, every other lane's waits and requests
-			// end, and the node throws only once they all have.
+			// The first failure ends the run: every other lane's waits end and nothing new starts; a
+			// request in flight runs to its answer (a paid task it created is named in the error), and
+			// the node throws only once every lane has settled.
 			await mapConcurrent(
 				valid,
 				concurrency,
@@ -161,12 +181,21 @@ export async function runPerItem<P>(
 					try {
 						outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));
 					} catch (error) {
-						if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
+						if (!continueOnFail) {
+							failedItem ??= itemIndex;
+							throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
+						}
 						outputs.set(itemIndex, [errorItem(ctx.getNode(), error, itemIndex, client.masker)]);
 					}
 				},
-				() => client.close(),
+				() => client.windDown(),
 			);
+		} catch (error) {
+			// Already the node's error (thrown by the lane above); the finished items' paid work is added.
+			const nodeError = asNodeError(ctx.getNode(), error, failedItem, client.masker);
+			const paid = paidRecordsText(operation, outputs, failedItem);
+			if (paid) nodeError.description = nodeError.description ? `${nodeError.description} ${paid}` : paid;
+			throw nodeError;
 		} finally {
 			client.close();
 		}

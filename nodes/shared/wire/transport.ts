@@ -245,6 +245,10 @@ export class GatewayClient {
 	readonly masker: SecretMasker;
 	/** The run's scope: closed when the node's run is over (close), which ends every wait and request. */
 	private readonly run = new AbortController();
+	/** Winding down (windDown): no wait goes on and nothing new starts, but requests in flight finish. */
+	private readonly ending = new AbortController();
+	/** What every wait and every new start ends on: a Stop, the end of the run, or winding down. */
+	private readonly waitsEnd: AbortSignal;
 	/** A Stop of the execution, or the end of the run: what every wait and attempt ends on. */
 	private readonly stop: AbortSignal;
 
@@ -255,6 +259,7 @@ export class GatewayClient {
 		this.masker = SecretMasker.of(settings);
 		const cancel = this.cancelSignal;
 		this.stop = cancel ? AbortSignal.any([cancel, this.run.signal]) : this.run.signal;
+		this.waitsEnd = AbortSignal.any([this.stop, this.ending.signal]);
 	}
 
 	/**
@@ -267,9 +272,18 @@ export class GatewayClient {
 		this.run.abort();
 	}
 
-	/** Whether the run's scope was closed (close). */
+	/**
+	 * The run is failing: every pending wait ends and no request starts any more, but a request
+	 * already sent runs to its answer, so a paid task it created is not lost with it (its id reaches
+	 * the run's error). close() still ends everything when the run is over.
+	 */
+	windDown(): void {
+		this.ending.abort();
+	}
+
+	/** Whether the run's scope was closed (close) or is winding down (windDown). */
 	get closed(): boolean {
-		return this.run.signal.aborted;
+		return this.run.signal.aborted || this.ending.signal.aborted;
 	}
 
 	/** Reads and checks the credential before any request is sent. */
@@ -383,7 +397,7 @@ export class GatewayClient {
 			// A 429 before anything got through backs the whole batch off, not this item alone.
 			if (failure.kind === 'rate_limit' && decision.waitMs > 0) (shared ?? call.pace)?.holdFor(decision.waitMs);
 			last = failure;
-			await pause(decision.waitMs, this.stop).catch((error) => this.rethrowCancel(error, call, failure.mayHaveActed));
+			await pause(decision.waitMs, this.waitsEnd).catch((error) => this.rethrowCancel(error, call, failure.mayHaveActed));
 		}
 	}
 
@@ -405,9 +419,9 @@ export class GatewayClient {
 	 * Nothing starts once the run is over.
 	 */
 	private async waitForTurn(call: GatewayCall, limit: CallLimit, last: GatewayError | undefined): Promise<void> {
-		if (this.stop.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
+		if (this.waitsEnd.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
 		const deadline = AbortSignal.timeout(Math.max(1, limit.notAfter - Date.now()));
-		const signal = AbortSignal.any([this.stop, deadline]);
+		const signal = AbortSignal.any([this.waitsEnd, deadline]);
 		let waitError: unknown;
 		try {
 			await call.pace?.wait(signal, limit.notAfter);
@@ -415,7 +429,7 @@ export class GatewayClient {
 		} catch (error) {
 			waitError = error;
 		}
-		if (this.stop.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
+		if (this.waitsEnd.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
 		if (waitError === undefined) {
 			// A request begun at its deadline would be cut at once, after the gateway may have started on it.
 			if (Date.now() < limit.notAfter) return;
