@@ -1,0 +1,35 @@
+import { PassThrough } from 'stream';
+
+import { statusPath } from '../../nodes/GatewayVideoGenerate/request';
+import { taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
+import { firstCharacter, startsEventStream } from '../../nodes/shared/chat/chatCall';
+import type { ByteStream } from '../../nodes/shared/wire/transport';
+
+describe('a task id that cannot be percent-encoded is refused, not thrown on when polled', () => {
+	it.each([['lone high surrogate', 'task-\ud800'], ['lone low surrogate', '\udc00task'], ['reversed pair', 'a\udc00\ud800b']])('%s', (_, taskId) => {
+		expect(taskIdProblem(taskId)).toEqual(expect.any(String));
+	});
+
+	it('an id with a whole surrogate pair (an emoji) is one segment and stays allowed', () => {
+		expect(taskIdProblem('task-\ud83c\udfac')).toBeUndefined();
+		expect(statusPath('task-\ud83c\udfac')).toMatch(/%F0%9F%8E%AC$/);
+	});
+});
+
+describe('a streamed body that begins with a UTF-8 byte order mark is still read as a stream', () => {
+	const streamOf = (bytes: Buffer): ByteStream => {
+		const stream = new PassThrough();
+		stream.end(bytes);
+		return stream as unknown as ByteStream;
+	};
+
+	it.each([
+		['data', 'data: {"choices":[]}\n\n', 'd'],
+		['a keep-alive comment', ': keep-alive\n\ndata: [DONE]\n\n', ':'],
+		['a JSON body', '{"choices":[]}', '{'],
+	])('BOM then %s', async (_, text, first) => {
+		const character = await firstCharacter(streamOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])));
+		expect(character).toBe(first);
+		expect(startsEventStream(character)).toBe(first !== '{');
+	});
+});
