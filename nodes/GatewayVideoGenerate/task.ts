@@ -136,7 +136,8 @@ export function readStatusAnswer(body: unknown, taskId: string): (TaskRecord & {
 	const data = isRecord(answer.data) ? answer.data : undefined;
 	const record = data ?? (answer.status !== undefined ? answer : undefined);
 	if (!record || (record.status === undefined && text(record.task_id) === undefined && text(record.id) === undefined)) return undefined;
-	const named = namedTaskId(record);
+	// A record in `data` that names no task is about the one its wrapper names, if that names one.
+	const named = namedTaskId(record) ?? (record !== answer ? text(answer.task_id) : undefined);
 	return withoutEmpty<TaskRecord & { answeredFor?: string }>({
 		task_id: taskId,
 		answeredFor: named !== undefined && named !== taskId ? named : undefined,

@@ -1,7 +1,7 @@
 import { PassThrough } from 'stream';
 
 import { statusPath } from '../../nodes/GatewayVideoGenerate/request';
-import { taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
+import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
 import { firstCharacter, startsEventStream } from '../../nodes/shared/chat/chatCall';
 import type { ByteStream } from '../../nodes/shared/wire/transport';
 
@@ -31,5 +31,17 @@ describe('a streamed body that begins with a UTF-8 byte order mark is still read
 		const character = await firstCharacter(streamOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])));
 		expect(character).toBe(first);
 		expect(startsEventStream(character)).toBe(first !== '{');
+	});
+});
+
+describe('a status answer whose record names no task, wrapped in an answer that names another', () => {
+	it('is about the task the wrapper names: answeredFor says so, so it is never followed', () => {
+		const body = { task_id: 'someone-elses', data: { status: 'SUCCESS', result_url: 'https://cdn/their.mp4' } };
+		expect(readStatusAnswer(body, 'mine')?.answeredFor).toBe('someone-elses');
+	});
+
+	it('a wrapper naming the task of record, or nothing, stays accepted', () => {
+		expect(readStatusAnswer({ task_id: 'mine', data: { status: 'SUCCESS' } }, 'mine')?.answeredFor).toBeUndefined();
+		expect(readStatusAnswer({ code: 'success', data: { status: 'SUCCESS' } }, 'mine')?.answeredFor).toBeUndefined();
 	});
 });
