@@ -228,23 +228,28 @@ async function generateAll(
 			return { task, submittedAt };
 		}, SUBMIT_PRIORITY);
 
-	await Promise.all(
-		items.map(async (entry) => {
-			try {
-				outputs.set(entry.itemIndex, [{ ...(await runItem(entry)), pairedItem: { item: entry.itemIndex } }]);
-			} catch (error) {
-				// A Stop is reported once, for the whole run, below.
-				if (cancelled()) return;
-				if (continueOnFail) {
-					outputs.set(entry.itemIndex, [errorItem(node, error, entry.itemIndex, client.masker)]);
-				} else if (!firstFailure) {
-					firstFailure = { error, itemIndex: entry.itemIndex };
-					poller.stop();
+	// The run's scope ends with the items: no retry wait of this run can send anything afterwards.
+	try {
+		await Promise.all(
+			items.map(async (entry) => {
+				try {
+					outputs.set(entry.itemIndex, [{ ...(await runItem(entry)), pairedItem: { item: entry.itemIndex } }]);
+				} catch (error) {
+					// A Stop is reported once, for the whole run, below.
+					if (cancelled()) return;
+					if (continueOnFail) {
+						outputs.set(entry.itemIndex, [errorItem(node, error, entry.itemIndex, client.masker)]);
+					} else if (!firstFailure) {
+						firstFailure = { error, itemIndex: entry.itemIndex };
+						poller.stop();
+					}
 				}
-			}
-		}),
-	);
-	await poller.finished();
+			}),
+		);
+		await poller.finished();
+	} finally {
+		client.close();
+	}
 	const listed = listTasks(tasks);
 
 	if (cancelled()) {
