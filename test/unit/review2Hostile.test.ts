@@ -1,4 +1,6 @@
 import { PassThrough } from 'stream';
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { loadAttachments } from '../../nodes/shared/files/attachments';
 
 import { statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
@@ -43,5 +45,35 @@ describe('a status answer whose record names no task, wrapped in an answer that 
 	it('a wrapper naming the task of record, or nothing, stays accepted', () => {
 		expect(readStatusAnswer({ task_id: 'mine', data: { status: 'SUCCESS' } }, 'mine')?.answeredFor).toBeUndefined();
 		expect(readStatusAnswer({ code: 'success', data: { status: 'SUCCESS' } }, 'mine')?.answeredFor).toBeUndefined();
+	});
+});
+
+describe('an attachment whose n8n-recorded size lies is not read whole when it is sent', () => {
+	it('a file recorded as 100 bytes that holds 64 MB is refused after reading just past 100 bytes', async () => {
+		const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(92)]);
+		let streamed = 0;
+		let wholeReads = 0;
+		async function* huge() {
+			yield png;
+			for (let i = 0; i < 64; i++) {
+				streamed += 1024 * 1024;
+				yield Buffer.alloc(1024 * 1024);
+			}
+		}
+		const ctx = {
+			getInputData: () => [{ json: {}, binary: { data: { id: 'filesystem-v2:lying', bytes: 100, mimeType: 'image/png', data: '' } } }],
+			getNode: () => ({ name: 'Chat', type: 'test', typeVersion: 1, parameters: {} }),
+			helpers: {
+				getBinaryStream: async () => huge(),
+				getBinaryDataBuffer: async () => {
+					wholeReads++;
+					return Buffer.concat([png, Buffer.alloc(64 * 1024 * 1024)]);
+				},
+			},
+		} as unknown as IExecuteFunctions;
+		const file = { property: 'data', kind: 'image' as const, mimeType: 'image/png', fileName: 'a.png', size: 100 };
+		await expect(loadAttachments(ctx, 0, [file])).rejects.toThrow(/changed after it was checked/);
+		expect(wholeReads).toBe(0);
+		expect(streamed).toBeLessThanOrEqual(1024 * 1024);
 	});
 });
