@@ -2,7 +2,7 @@ import { PassThrough } from 'stream';
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { loadAttachments } from '../../nodes/shared/files/attachments';
 
-import { statusPath } from '../../nodes/GatewayVideoGenerate/request';
+import { readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
 import { firstCharacter, startsEventStream } from '../../nodes/shared/chat/chatCall';
 import type { ByteStream } from '../../nodes/shared/wire/transport';
@@ -75,5 +75,37 @@ describe('an attachment whose n8n-recorded size lies is not read whole when it i
 		await expect(loadAttachments(ctx, 0, [file])).rejects.toThrow(/changed after it was checked/);
 		expect(wholeReads).toBe(0);
 		expect(streamed).toBeLessThanOrEqual(1024 * 1024);
+	});
+});
+
+describe('a first frame whose n8n-recorded size lies is not read whole', () => {
+	it('a frame recorded as 1 KB that holds 64 MB is refused as too big after reading just past 10 MB', async () => {
+		const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(1016)]);
+		let streamed = 0;
+		let wholeReads = 0;
+		async function* huge() {
+			yield png;
+			for (let i = 0; i < 64; i++) {
+				streamed += 1024 * 1024;
+				yield Buffer.alloc(1024 * 1024);
+			}
+		}
+		const parameters: Record<string, unknown> = { 'options.imageUrl': '', 'options.imageBinaryProperty': 'frame' };
+		const ctx = {
+			getInputData: () => [{ json: {}, binary: { frame: { id: 'filesystem-v2:lying', bytes: 1024, mimeType: 'image/png', data: '' } } }],
+			getNodeParameter: (name: string, _item: number, fallback: unknown) => parameters[name] ?? fallback,
+			getNode: () => ({ name: 'Video', type: 'test', typeVersion: 1, parameters: {} }),
+			helpers: {
+				assertBinaryData: () => undefined,
+				getBinaryStream: async () => huge(),
+				getBinaryDataBuffer: async () => {
+					wholeReads++;
+					return Buffer.concat([png, Buffer.alloc(64 * 1024 * 1024)]);
+				},
+			},
+		} as unknown as IExecuteFunctions;
+		await expect(readFirstFrame(ctx, 0)).rejects.toThrow(/over 10.0 MB; at most 10.0 MB/);
+		expect(wholeReads).toBe(0);
+		expect(streamed).toBeLessThanOrEqual(11 * 1024 * 1024);
 	});
 });

@@ -15,7 +15,7 @@
  */
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { sniffFileType } from './binary';
+import { readBinaryAtMost, sniffFileType } from './binary';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
 
@@ -357,31 +357,12 @@ export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, body
 	}
 }
 
-/**
- * A planned file's bytes, read from n8n's store no further than one byte past its checked size:
- * the size n8n recorded is what the check trusted, so a file that holds more (the record lies, or
- * the file changed) is found without holding all of it in memory.
- */
-async function readPlannedFile(ctx: IExecuteFunctions, itemIndex: number, file: FileAttachment): Promise<Buffer> {
-	const binary = ctx.getInputData()[itemIndex]?.binary?.[file.property];
-	if (!binary?.id || typeof ctx.helpers.getBinaryStream !== 'function') return await ctx.helpers.getBinaryDataBuffer(itemIndex, file.property);
-	const parts: Buffer[] = [];
-	let length = 0;
-	// Leaving the loop early closes the file.
-	for await (const chunk of await ctx.helpers.getBinaryStream(binary.id)) {
-		const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-		parts.push(part);
-		length += part.length;
-		if (length > file.size) break;
-	}
-	return Buffer.concat(parts);
-}
-
 /** Reads the planned files again, now to send them. */
 export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number, files: readonly FileAttachment[] | undefined): Promise<LoadedFile[]> {
 	const loaded: LoadedFile[] = [];
 	for (const file of files ?? []) {
-		const bytes = await readPlannedFile(ctx, itemIndex, file);
+		// No further than one byte past the checked size: the recorded size may lie.
+		const bytes = await readBinaryAtMost(ctx, itemIndex, file.property, file.size);
 		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) {
 			throw fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked`);
 		}
