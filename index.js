@@ -1,11 +1,15 @@
 // The package's entry point: `require('n8n-nodes-model-gateway')` gives the built node and
 // credential classes. n8n itself does not use it: it loads the files listed under `n8n` in
-// package.json. The list is read from there, so that a node added to package.json is exported too.
+// package.json. Plain relative requires, so that n8n's package scanner accepts the file;
+// test/unit/package.test.ts checks that this list matches package.json's.
 'use strict';
 
-const path = require('node:path');
-const { n8n } = require('./package.json');
-
-for (const file of [...n8n.nodes, ...n8n.credentials]) {
-	Object.assign(module.exports, require(path.join(__dirname, file)));
-}
+module.exports = {
+	...require('./dist/nodes/GatewayChat/GatewayChat.node.js'),
+	...require('./dist/nodes/GatewayChatModel/GatewayChatModel.node.js'),
+	...require('./dist/nodes/GatewayImageGenerate/GatewayImageGenerate.node.js'),
+	...require('./dist/nodes/GatewayMessages/GatewayMessages.node.js'),
+	...require('./dist/nodes/GatewayPlantCreate/GatewayPlantCreate.node.js'),
+	...require('./dist/nodes/GatewayVideoGenerate/GatewayVideoGenerate.node.js'),
+	...require('./dist/credentials/GatewayApi.credentials.js'),
+};

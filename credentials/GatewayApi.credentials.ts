@@ -7,11 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { CredentialProblem, checkGatewayCredential } from '../nodes/shared/credential/settings';
-import { DOCS_URL } from '../nodes/shared/panel/links';
 
-// documentationUrl comes from the generated links.ts, and this rule sees only string literals:
-// test/unit/docsLinks.test.ts checks the built URL and that its page exists.
-// eslint-disable-next-line n8n-nodes-base/cred-class-field-documentation-url-missing
 export class GatewayApi implements ICredentialType {
 	name = 'gatewayApi';
 
@@ -19,8 +15,9 @@ export class GatewayApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:gateway.svg', dark: 'file:gateway.dark.svg' };
 
-	/** Its page in the repository's docs/, from package.json (see nodes/shared/panel/links.ts). */
-	documentationUrl = DOCS_URL.gatewayApi;
+	// A literal, as n8n's lint requires; test/unit/docsLinks.test.ts checks it is this page of the
+	// repository that package.json names, and that the page exists.
+	documentationUrl = 'https://github.com/n8n-nodes-model-gateway/n8n-nodes-model-gateway/blob/main/docs/credentials/gatewayApi.md';
 
 	properties: INodeProperties[] = [
 		{
@@ -44,16 +41,17 @@ export class GatewayApi implements ICredentialType {
 				'The gateway address, e.g. https://gateway.example.com or https://example.com/gateway. A trailing "/" or "/v1" is fine.',
 		},
 		{
-			displayName: 'Group Multiplier',
+			displayName: 'Group Multiplier (Price Factor for Cost Estimates)',
 			name: 'groupMultiplier',
 			type: 'number',
 			typeOptions: { minValue: 0, numberPrecision: 4 },
 			default: 1,
 			description:
-				"Your group's discount multiplier on the gateway. Only used for the cost estimates the nodes output.",
+				"The price factor of your key's group on the gateway: the gateway bills each request at the model's price times this factor. Only used for the cost estimates the nodes output.",
+			hint: "Leave 1 unless the gateway's console shows another factor for your group, e.g. 0.8 when your group pays 80 %. Nothing sent to the gateway depends on it.",
 		},
-		// Header values are often keys of their own (Portkey, Helicone): hidden like the API key.
-		// eslint-disable-next-line @n8n/community-nodes/credential-unnecessary-password
+		// Header values are often keys of their own (Portkey, Helicone): hidden like the API key
+		// (eslint.config.mjs explains why n8n's credential-unnecessary-password warning is off here).
 		{
 			displayName: 'Custom Headers',
 			name: 'customHeaders',

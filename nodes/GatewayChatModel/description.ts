@@ -6,6 +6,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { chatTimeoutOption, effortOption } from '../shared/chat/chatDescriptions';
 import { modelField } from '../shared/panel/descriptions';
+import { outputLimitsHint } from '../shared/panel/models';
 
 export const DEFAULT_MODEL = 'chat-sonnet-5';
 
@@ -28,7 +29,7 @@ export const chatModelProperties: INodeProperties[] = [
 				typeOptions: { minValue: 1, numberPrecision: 0 },
 				default: 4096,
 				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
-				hint: 'At most 128000 (64000 for chat-haiku-4-5). Models the node does not know are not limited here.',
+				hint: outputLimitsHint(),
 			},
 			{
 				displayName: 'Temperature',

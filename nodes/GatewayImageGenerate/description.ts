@@ -123,11 +123,18 @@ export const imageGenerateProperties: INodeProperties[] = [
 			{
 				displayName: 'Size',
 				name: 'size',
-				type: 'string',
+				type: 'options',
+				// Sizes outside the list (other models take others) stay valid: typed as an expression.
+				allowArbitraryValues: true,
+				options: [
+					{ name: '1024x1024 (Square)', value: '1024x1024' },
+					{ name: '1024x1536 (Portrait)', value: '1024x1536' },
+					{ name: '1536x1024 (Landscape)', value: '1536x1024' },
+					{ name: 'Auto', value: 'auto', description: 'The model decides' },
+				],
 				default: '1024x1024',
-				placeholder: 'e.g. 1024x1024',
 				description: 'Width x height of the images, or auto (`size`). Not sent unless added here.',
-				hint: 'Common sizes: 1024x1024 (square), 1536x1024 (landscape), 1024x1536 (portrait), auto. Which sizes a model takes is up to the gateway.',
+				hint: 'Another size, e.g. 1792x1024: switch this field to Expression and type it. Which sizes a model takes is up to the gateway.',
 			},
 		]),
 	),

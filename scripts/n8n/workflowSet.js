@@ -9,8 +9,21 @@ const crypto = require('node:crypto');
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
-// examples/*.json reference this credential id; whoever runs them imports a credential under it.
+// The credential the workflows run here use; whoever runs them imports a credential under this id.
 const EXAMPLE_CREDENTIAL = { id: 'mgwE2eCred01', name: 'Model Gateway (loopback)' };
+
+/**
+ * examples/*.json name their Model Gateway credential without an id (`"id": null`), so that n8n's
+ * editor asks whoever imports one to pick their own credential (n8n 2.x picks their newest one of
+ * the type by itself). Run here, they get EXAMPLE_CREDENTIAL instead. Returns the workflow.
+ */
+function withExampleCredential(workflow) {
+	for (const node of workflow.nodes ?? []) {
+		const ref = node.credentials?.gatewayApi;
+		if (ref && !ref.id) node.credentials.gatewayApi = { ...EXAMPLE_CREDENTIAL };
+	}
+	return workflow;
+}
 
 /**
  * Every `*.json` workflow in `dirs` (relative to `root`), sorted by file name within each folder.
@@ -30,7 +43,7 @@ function collectWorkflows({ dirs, root = REPO_ROOT, only = '' }) {
 		if (!fs.existsSync(abs)) continue;
 		for (const name of fs.readdirSync(abs).filter((n) => n.endsWith('.json')).sort()) {
 			const rel = path.join(dir, name);
-			const wf = JSON.parse(fs.readFileSync(path.join(root, rel), 'utf8'));
+			const wf = withExampleCredential(JSON.parse(fs.readFileSync(path.join(root, rel), 'utf8')));
 			if (byId[wf.id]) throw new Error(`${rel} and ${byId[wf.id]} share the workflow id ${wf.id}`);
 			byId[wf.id] = rel;
 			if (filters.length && !filters.some((f) => rel.includes(f) || wf.id === f || (wf.name || '').includes(f))) continue;
@@ -87,4 +100,4 @@ async function startGatewayTarget({ env = process.env, loopbackOptions = {} } = 
 	};
 }
 
-module.exports = { REPO_ROOT, EXAMPLE_CREDENTIAL, collectWorkflows, gatewayCredential, startGatewayTarget };
+module.exports = { REPO_ROOT, EXAMPLE_CREDENTIAL, withExampleCredential, collectWorkflows, gatewayCredential, startGatewayTarget };

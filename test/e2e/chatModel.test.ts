@@ -242,6 +242,21 @@ describeWorkflow('mgwExModel0001', 'the example: an AI Agent that does sums with
 	});
 });
 
+describeWorkflow('mgwExModel0002', 'the example: chat with an agent that streams (run by its Test Now trigger)', () => {
+	const id = 'mgwExModel0002';
+
+	if (ON_1X) {
+		it('fails only the chat model, with the message that it needs n8n 2.16 or newer', () => expectNeeds216(workflowResult(results(), id)));
+		return;
+	}
+
+	it('answers the sample question through Gateway Chat Model, with the real token usage', () => {
+		expect(workflowResult(results(), id).status).toBe('success');
+		expect(String(agentOutput(id)[0])).toContain('dark office');
+		expectRealUsage(modelCalls(id));
+	});
+});
+
 // ---------------------------------------------------------------------------------------------
 // Streaming through `n8n start` (n8n 2.41.1): a Chat Trigger whose agent streams into the chat
 
@@ -270,7 +285,7 @@ describeStreaming('streaming into a Chat Trigger in `n8n start` (n8n 2.41.1)', (
 	const { gatewayCredential } = require('../../scripts/n8n/workflowSet');
 
 	const keys = { good: `sk-e2e-stream-${crypto.randomBytes(8).toString('hex')}`, hostile: `sk-e2e-stream-hostile-${crypto.randomBytes(10).toString('hex')}` };
-	const webhooks = { good: crypto.randomUUID(), hostile: crypto.randomUUID() };
+	const webhooks = { good: crypto.randomUUID(), hostile: crypto.randomUUID(), example: crypto.randomUUID() };
 	let gateway: Awaited<ReturnType<typeof startGateway>>;
 	let hostile: Awaited<ReturnType<typeof startHostileGateway>>;
 	let n8n: N8nServer;
@@ -383,13 +398,13 @@ describeStreaming('streaming into a Chat Trigger in `n8n start` (n8n 2.41.1)', (
 			runtime,
 			packageDir: ROOT,
 			credentials: [gatewayCredential(good, { apiKey: keys.good, baseUrl: gateway.baseUrl }), gatewayCredential(bad, { apiKey: keys.hostile, baseUrl: hostile.baseUrl })],
-			workflows: [chatWorkflow('mgwStream0001', webhooks.good, good), chatWorkflow('mgwStream0002', webhooks.hostile, bad)],
+			workflows: [chatWorkflow('mgwStream0001', webhooks.good, good), chatWorkflow('mgwStream0002', webhooks.hostile, bad), streamingExample(webhooks.example, good)],
 			userFolder: path.join(path.dirname(loadE2eRun().userFolder ?? path.join(ROOT, '.n8n-e2e', E2E_LINE, 'user')), 'user-streaming'),
 			env: { NODE_OPTIONS: `--require ${DNS_PRELOAD}` },
 			owner: { email: 'owner@example.com', password: 'Gateway-E2e-1', firstName: 'E2e', lastName: 'Owner' },
 			log: (message: string) => process.stderr.write(`[e2e streaming] ${message}\n`),
 		});
-		for (const id of ['mgwStream0001', 'mgwStream0002']) {
+		for (const id of ['mgwStream0001', 'mgwStream0002', 'mgwExModel0002']) {
 			const { data } = (await rest('GET', `/rest/workflows/${id}`)) as { data: { versionId: string } };
 			await rest('POST', `/rest/workflows/${id}/activate`, { versionId: data.versionId });
 		}
@@ -409,6 +424,33 @@ describeStreaming('streaming into a Chat Trigger in `n8n start` (n8n 2.41.1)', (
 		await n8n?.stop();
 		await gateway?.close();
 		await hostile?.close();
+	}, 60_000);
+
+	/**
+	 * examples/chat-streaming-agent.json as a user imports it, with the user's credential; its Chat
+	 * Trigger made public (a chat URL) so that a client here can reach it. Its streaming settings
+	 * are the file's own.
+	 */
+	function streamingExample(webhookId: string, credential: { id: string; name: string }): Json {
+		const example = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples', 'chat-streaming-agent.json'), 'utf8')) as { nodes: Array<Json & { type: string; parameters: Json; credentials?: Json }> };
+		for (const node of example.nodes) {
+			if (node.type === '@n8n/n8n-nodes-langchain.chatTrigger') Object.assign(node, { webhookId, parameters: { ...node.parameters, public: true, mode: 'webhook' } });
+			if (node.credentials) node.credentials = { gatewayApi: credential };
+		}
+		return example as unknown as Json;
+	}
+
+	it('streams the answer of the streaming chat example into the chat, piece by piece', async () => {
+		const example = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples', 'chat-streaming-agent.json'), 'utf8')) as { nodes: Array<{ type: string; parameters: Json }> };
+		expect(example.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.chatTrigger')?.parameters.options).toEqual({ responseMode: 'streaming' });
+		expect(example.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.agent')?.parameters.options).toMatchObject({ enableStreaming: true });
+		const input = 'Which ferns like shade, in a long sentence one two three four five six seven eight nine ten [stream-pace:120]';
+		const { status, chunks } = await chat(webhooks.example, input);
+		expect(status).toBe(200);
+		expect(text(chunks)).toContain(input);
+		const pieces = items(chunks);
+		expect(pieces.length).toBeGreaterThanOrEqual(15);
+		expect(pieces[pieces.length - 1].at - pieces[0].at).toBeGreaterThanOrEqual(1500);
 	}, 60_000);
 
 	it('shows the answer in the chat piece by piece as the gateway writes it, with the real token count', async () => {

@@ -292,7 +292,6 @@ interface LcModel {
 describeWithSdk("with n8n's AI node SDK 0.31.1 (its LangChain adapter and token tracing)", () => {
 	// The first load of n8n's SDK and LangChain takes seconds on a busy machine.
 	jest.setTimeout(30_000);
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const realSdk = async () => require(SDK_DIR) as AiNodeSdk;
 	const tools = [{ type: 'function', function: { name: 'Calculator', description: 'Does sums', parameters: CALCULATOR.inputSchema } }];
 

@@ -368,7 +368,6 @@ describeWithSdk("with n8n's AI node SDK: malformed arguments reach the agent as 
 			nodeName: 'Gateway Chat Model',
 		});
 		Object.assign(ctx, { addInputData: () => ({ index: 0 }), addOutputData: () => undefined, getNextRunIndex: () => 0, logAiEvent: () => undefined });
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const sdk = async () => require(SDK_DIR) as AiNodeSdk;
 		const supplied = await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, sdk);
 		return (supplied.response as unknown as LcModel).bindTools([{ type: 'function', function: { name: 'weather', description: 'The weather', parameters: WEATHER.inputSchema } }]);

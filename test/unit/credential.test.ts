@@ -16,6 +16,13 @@ describe('Model Gateway API credential', () => {
 		expect((credential as { test?: unknown }).test).toBeUndefined();
 	});
 
+	it('says in its label and hint what the Group Multiplier is for (its name stays groupMultiplier)', () => {
+		const multiplier = credential.properties.find((property) => property.name === 'groupMultiplier');
+		expect(multiplier?.displayName).toMatch(/^Group Multiplier \(.*cost estimates\)$/i);
+		expect(multiplier?.description).toMatch(/price/i);
+		expect(multiplier?.hint).toMatch(/Leave 1/);
+	});
+
 	it('adds the bearer header and tolerates a pasted /v1', async () => {
 		const options = await credential.authenticate(
 			{ apiKey: ' sk-abc123 ', baseUrl: 'https://gw.example.com/v1/', groupMultiplier: 1 },

@@ -16,7 +16,6 @@ const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'ut
 	repository: { url: string };
 	n8n: { nodes: string[]; credentials: string[] };
 };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const gulpfile = require(path.join(ROOT, 'gulpfile.js')) as { 'build:links': { source: () => string } };
 
 const REPOSITORY = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
@@ -25,7 +24,6 @@ const DOCS_PREFIX = `${REPOSITORY}/blob/main/docs/`;
 function built<T>(file: string): T {
 	const full = path.join(ROOT, file);
 	if (!fs.existsSync(full)) throw new Error(`${file} is not built: run \`npm run build\` first`);
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const exported = require(full) as Record<string, new () => T>;
 	return new (Object.values(exported)[0])();
 }

@@ -18,11 +18,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { INodeTypeDescription } from 'n8n-workflow';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { sublimeSearch } = require('@n8n/utils/search/sublime-search') as {
 	sublimeSearch: <T>(filter: string, items: T[]) => Array<{ score: number; item: T }>;
 };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { reRankSearchResults } = require('@n8n/utils/search/re-rank-search-results') as {
 	reRankSearchResults: <T>(results: Array<{ score: number; item: T }>, factors: Record<string, Record<string, number>>) => Array<{ score: number; item: T }>;
 };
@@ -51,7 +49,6 @@ function ourNodes(): Array<Entry & { description: INodeTypeDescription }> {
 	return manifest.n8n.nodes.map((file) => {
 		const built = path.join(ROOT, file);
 		if (!fs.existsSync(built)) throw new Error(`${file} is not built: run \`npm run build\` first`);
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const exported = require(built) as Record<string, new () => { description: INodeTypeDescription }>;
 		const { description } = new (Object.values(exported)[0])();
 		const codex = JSON.parse(fs.readFileSync(built.replace(/\.js$/, '.json'), 'utf8'));
@@ -121,6 +118,26 @@ describe("n8n's node search", () => {
 		expect(rankOf('model gateway', 'gatewayChatModel', { aiCanvas: true })).toBeGreaterThan(0);
 	});
 
+	// The words people type for what each node does. A model family's name only where the gateway
+	// serves it: its catalogue (docs/gateway-interface.md) has the opus, sonnet and haiku chat family;
+	// "gpt" names the chat-completions format Gateway Chat and the Chat Model speak, not a model.
+	it.each([
+		['gpt', ['gatewayChat', 'gatewayChatModel']],
+		['llm', ['gatewayChat', 'gatewayMessages', 'gatewayChatModel']],
+		['claude', ['gatewayMessages', 'gatewayChat', 'gatewayChatModel']],
+		['sonnet', ['gatewayChat', 'gatewayMessages', 'gatewayChatModel']],
+		['text to image', ['gatewayImageGenerate']],
+		['image generation', ['gatewayImageGenerate']],
+		['ai image', ['gatewayImageGenerate']],
+		['text to video', ['gatewayVideoGenerate']],
+		['image to video', ['gatewayVideoGenerate']],
+		['video generation', ['gatewayVideoGenerate']],
+		['ai video', ['gatewayVideoGenerate']],
+	])('"%s" finds %j, before any other node of ours', (query, names) => {
+		const ours = search(query, { aiCanvas: true }).filter((key) => key.startsWith(`${PACKAGE}.`)).map((key) => key.slice(PACKAGE.length + 1));
+		expect(ours.slice(0, names.length).sort()).toEqual([...names].sort());
+	});
+
 	it('"openai" no longer finds Gateway Plant Create', () => {
 		expect(rankOf('openai', 'gatewayPlantCreate')).toBe(0);
 		expect(rankOf('openai', 'gatewayPlantCreate', { aiCanvas: true })).toBe(0);
@@ -139,6 +156,16 @@ describe('node descriptions (the text under the name in the panel and the node d
 		expect(options.map((o) => o.value)).toEqual(['generate', 'submit', 'getStatus', 'download']);
 		expect(options[0].action).toBe('Generate a video and wait for it');
 		expect(operation?.default).toBe('generate');
+	});
+
+	it("Gateway Image Generate's Size is a list of the common sizes that still takes any other size", () => {
+		const options = byName('gatewayImageGenerate').description.properties.find((p) => p.name === 'options');
+		const size = (options?.options as Array<{ name: string; type?: string; allowArbitraryValues?: boolean; options?: Array<{ value: string }>; hint?: string }>).find((o) => o.name === 'size');
+		expect(size?.type).toBe('options');
+		expect(size?.options?.map((o) => o.value).sort()).toEqual(['1024x1024', '1024x1536', '1536x1024', 'auto']);
+		// A size of another model (e.g. 1792x1024) stays valid: typed as an expression, or kept from an older workflow.
+		expect(size?.allowArbitraryValues).toBe(true);
+		expect(size?.hint).toMatch(/Expression/);
 	});
 
 	it("each Task ID field's hint speaks about its own operation", () => {

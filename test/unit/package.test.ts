@@ -49,14 +49,18 @@ describe('npm pack', () => {
 
 	it('ships dist, index.js, README, LICENSE, CHANGELOG and package.json, and nothing else', () => {
 		expect(files.filter((f) => !f.startsWith('dist/'))).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'index.js', 'package.json']);
-		// no sources, tests or examples inside dist either: compiled code, typings, maps, codex, icons
-		expect(files.filter((f) => f.startsWith('dist/') && !/\.(js|d\.ts|js\.map|node\.json|svg)$/.test(f))).toEqual([]);
+		// no sources, tests or examples inside dist either: compiled code, typings, codex, icons
+		expect(files.filter((f) => f.startsWith('dist/') && !/\.(js|d\.ts|node\.json|svg)$/.test(f))).toEqual([]);
+	});
+
+	it('ships no source maps: they would point at .ts sources the package does not contain', () => {
+		expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
 	});
 
 	it('ships no leftovers: every compiled file has its source (the build does not empty dist/)', () => {
 		const stale = files
-			.filter((f) => f.startsWith('dist/') && /\.(js|d\.ts|js\.map)$/.test(f))
-			.map((f) => f.replace(/^dist\//, '').replace(/(\.d\.ts|\.js\.map|\.js)$/, '.ts'))
+			.filter((f) => f.startsWith('dist/') && /\.(js|d\.ts)$/.test(f))
+			.map((f) => f.replace(/^dist\//, '').replace(/(\.d\.ts|\.js)$/, '.ts'))
 			.filter((source) => !fs.existsSync(path.join(ROOT, source)));
 		expect(stale).toEqual([]);
 	});
@@ -107,7 +111,6 @@ describe('the packed package, installed', () => {
 		const exported = JSON.parse(out) as Record<string, string>;
 		const expected: Record<string, string> = {};
 		for (const file of [...manifest.n8n.nodes, ...manifest.n8n.credentials]) {
-			// eslint-disable-next-line @typescript-eslint/no-require-imports
 			const classes = require(path.join(ROOT, file)) as Record<string, new () => { name?: string; description?: { name: string } }>;
 			for (const [key, Class] of Object.entries(classes)) {
 				const instance = new Class();
@@ -116,6 +119,14 @@ describe('the packed package, installed', () => {
 		}
 		expect(exported).toEqual(expected);
 		expect(Object.keys(exported)).toEqual(expect.arrayContaining(['GatewayImageGenerate', 'GatewayVideoGenerate', 'GatewayChat', 'GatewayMessages', 'GatewayPlantCreate', 'GatewayApi']));
+	});
+});
+
+describe('lint', () => {
+	it("has no inline eslint-disable comment anywhere: n8n's scanner ignores them, so none may be needed", () => {
+		const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '*.ts', '*.js', '*.mjs', '*.cjs'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+		const disabled = files.filter((file) => fs.existsSync(path.join(ROOT, file)) && /(\/\/|\/\*)\s*eslint-disable/.test(fs.readFileSync(path.join(ROOT, file), 'utf8')));
+		expect(disabled).toEqual([]);
 	});
 });
 

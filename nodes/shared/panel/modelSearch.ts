@@ -29,11 +29,13 @@ export function modelListEntries(kind: ModelKind, gatewayModels: readonly Gatewa
 			: [...catalogueOf(kind).map((model) => model.id).filter((id) => listed.has(id)), ...[...listed].filter((id) => !findModel(id)).sort()];
 	const needle = filter.trim().toLowerCase();
 	return ids
-		.filter((id) => needle === '' || id.toLowerCase().includes(needle))
 		.map((id) => {
 			const known = findModel(id);
-			return { name: id, value: id, description: known ? describeModel(known) : listed.has(id) ? 'Listed by the gateway' : undefined };
-		});
+			// n8n's list shows the name only: the catalogue's purpose goes into it, the value stays the id.
+			const name = known ? `${id} — ${known.description}` : id;
+			return { name, value: id, description: known ? describeModel(known) : listed.has(id) ? 'Listed by the gateway' : undefined };
+		})
+		.filter((entry) => needle === '' || entry.name.toLowerCase().includes(needle));
 }
 
 async function searchModels(ctx: ILoadOptionsFunctions, kind: ModelKind, filter?: string): Promise<INodeListSearchResult> {

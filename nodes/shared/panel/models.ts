@@ -48,6 +48,19 @@ export function describeModel(model: CatalogueModel): string {
 	return facts.length ? `${model.description} (${facts.join('; ')})` : model.description;
 }
 
+/**
+ * The Max Tokens hint: each chat model's output limit, from the catalogue. n8n shows a hint as
+ * written whatever model is picked, so it names every limit rather than one.
+ */
+export function outputLimitsHint(): string {
+	const byLimit = new Map<number, string[]>();
+	for (const model of MODEL_CATALOGUE) {
+		if (model.kind === 'chat' && model.maxOutputTokens) byLimit.set(model.maxOutputTokens, [...(byLimit.get(model.maxOutputTokens) ?? []), model.id]);
+	}
+	const limits = [...byLimit].map(([limit, ids]) => `${limit} for ${ids.join(', ')}`);
+	return `At most ${limits.join('; ')}. Models the node does not know are not limited here.`;
+}
+
 export function catalogueOf(kind: ModelKind): CatalogueModel[] {
 	return MODEL_CATALOGUE.filter((model) => model.kind === kind);
 }
