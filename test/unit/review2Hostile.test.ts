@@ -48,48 +48,48 @@ describe('a status answer whose record names no task, wrapped in an answer that 
 	});
 });
 
-describe('an attachment whose n8n-recorded size lies is not read whole when it is sent', () => {
-	it('a file recorded as 100 bytes that holds 64 MB is refused after reading just past 100 bytes', async () => {
-		const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(92)]);
-		let streamed = 0;
-		let wholeReads = 0;
-		async function* huge() {
+/** A stored PNG whose recorded size lies: it holds 64 MB more than its head; reads are counted. */
+function lyingStore(headPadding: number) {
+	const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(headPadding)]);
+	const store = {
+		streamed: 0,
+		wholeReads: 0,
+		async *stream() {
 			yield png;
 			for (let i = 0; i < 64; i++) {
-				streamed += 1024 * 1024;
+				store.streamed += 1024 * 1024;
 				yield Buffer.alloc(1024 * 1024);
 			}
-		}
+		},
+		async whole() {
+			store.wholeReads++;
+			return Buffer.concat([png, Buffer.alloc(64 * 1024 * 1024)]);
+		},
+	};
+	return store;
+}
+
+describe('an attachment whose n8n-recorded size lies is not read whole when it is sent', () => {
+	it('a file recorded as 100 bytes that holds 64 MB is refused after reading just past 100 bytes', async () => {
+		const store = lyingStore(92);
 		const ctx = {
 			getInputData: () => [{ json: {}, binary: { data: { id: 'filesystem-v2:lying', bytes: 100, mimeType: 'image/png', data: '' } } }],
 			getNode: () => ({ name: 'Chat', type: 'test', typeVersion: 1, parameters: {} }),
 			helpers: {
-				getBinaryStream: async () => huge(),
-				getBinaryDataBuffer: async () => {
-					wholeReads++;
-					return Buffer.concat([png, Buffer.alloc(64 * 1024 * 1024)]);
-				},
+				getBinaryStream: async () => store.stream(),
+				getBinaryDataBuffer: async () => store.whole(),
 			},
 		} as unknown as IExecuteFunctions;
 		const file = { property: 'data', kind: 'image' as const, mimeType: 'image/png', fileName: 'a.png', size: 100 };
 		await expect(loadAttachments(ctx, 0, [file])).rejects.toThrow(/changed after it was checked/);
-		expect(wholeReads).toBe(0);
-		expect(streamed).toBeLessThanOrEqual(1024 * 1024);
+		expect(store.wholeReads).toBe(0);
+		expect(store.streamed).toBeLessThanOrEqual(1024 * 1024);
 	});
 });
 
 describe('a first frame whose n8n-recorded size lies is not read whole', () => {
 	it('a frame recorded as 1 KB that holds 64 MB is refused as too big after reading just past 10 MB', async () => {
-		const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(1016)]);
-		let streamed = 0;
-		let wholeReads = 0;
-		async function* huge() {
-			yield png;
-			for (let i = 0; i < 64; i++) {
-				streamed += 1024 * 1024;
-				yield Buffer.alloc(1024 * 1024);
-			}
-		}
+		const store = lyingStore(1016);
 		const parameters: Record<string, unknown> = { 'options.imageUrl': '', 'options.imageBinaryProperty': 'frame' };
 		const ctx = {
 			getInputData: () => [{ json: {}, binary: { frame: { id: 'filesystem-v2:lying', bytes: 1024, mimeType: 'image/png', data: '' } } }],
@@ -97,15 +97,12 @@ describe('a first frame whose n8n-recorded size lies is not read whole', () => {
 			getNode: () => ({ name: 'Video', type: 'test', typeVersion: 1, parameters: {} }),
 			helpers: {
 				assertBinaryData: () => undefined,
-				getBinaryStream: async () => huge(),
-				getBinaryDataBuffer: async () => {
-					wholeReads++;
-					return Buffer.concat([png, Buffer.alloc(64 * 1024 * 1024)]);
-				},
+				getBinaryStream: async () => store.stream(),
+				getBinaryDataBuffer: async () => store.whole(),
 			},
 		} as unknown as IExecuteFunctions;
 		await expect(readFirstFrame(ctx, 0)).rejects.toThrow(/over 10.0 MB; at most 10.0 MB/);
-		expect(wholeReads).toBe(0);
-		expect(streamed).toBeLessThanOrEqual(11 * 1024 * 1024);
+		expect(store.wholeReads).toBe(0);
+		expect(store.streamed).toBeLessThanOrEqual(11 * 1024 * 1024);
 	});
 });
