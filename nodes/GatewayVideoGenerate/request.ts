@@ -7,6 +7,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { attachmentType, formatSize } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
+import { readBinaryAtMost } from '../shared/files/binary';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
@@ -81,8 +82,8 @@ function checkFrameField(ctx: IExecuteFunctions, itemIndex: number, property: st
 	if (typeof recorded === 'number' && recorded > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, recorded);
 }
 
-function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number): Error {
-	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
+function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number, over = false): Error {
+	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${over ? 'over ' : ''}${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
 }
 
 /**
@@ -90,13 +91,14 @@ function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string
  * (its type and size are checked then, still before this item's request).
  */
 async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<string> {
-	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	// No further than one byte past the limit: the size n8n recorded may lie.
+	const bytes = await readBinaryAtMost(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES);
 	const type = attachmentType(bytes);
 	if (type?.kind !== 'image') {
 		const what = type ? type.mimeType : bytes.length === 0 ? 'an empty file' : 'no image';
 		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" holds ${what}: the first frame must be a PNG, JPEG, GIF or WebP image`, 'The type is read from the file itself, not from its name.');
 	}
-	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, bytes.length);
+	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES, true);
 	return `data:${type.mimeType};base64,${bytes.toString('base64')}`;
 }
 

@@ -40,7 +40,8 @@ export const FAILURE_STATES: ReadonlySet<string> = new Set([
 /**
  * Why a task id cannot name one task in the status path, or undefined when it can: it is sent as
  * one path segment (encoded), so `.` and `..` (which a URL resolves as dot segments: `..` polled
- * `GET /v1/video/`, another task's answer), a `/` and control characters are refused.
+ * `GET /v1/video/`, another task's answer), a `/`, control characters and text that has no UTF-8
+ * form are refused.
  */
 export function taskIdProblem(taskId: string): string | undefined {
 	if (taskId === '') return 'is empty';
@@ -49,6 +50,8 @@ export function taskIdProblem(taskId: string): string | undefined {
 	// Control characters (C0, DEL, C1), by code point: a regex of them trips no-control-regex.
 	const isControl = (code: number) => code < 0x20 || (code >= 0x7f && code < 0xa0);
 	if ([...taskId].some((character) => isControl(character.charCodeAt(0)))) return 'contains control characters';
+	// A lone surrogate has no UTF-8 form: encoding it for the path would throw, not send.
+	if (/\p{Cs}/u.test(taskId)) return 'contains a broken character (a lone UTF-16 surrogate)';
 	return undefined;
 }
 
@@ -133,7 +136,8 @@ export function readStatusAnswer(body: unknown, taskId: string): (TaskRecord & {
 	const data = isRecord(answer.data) ? answer.data : undefined;
 	const record = data ?? (answer.status !== undefined ? answer : undefined);
 	if (!record || (record.status === undefined && text(record.task_id) === undefined && text(record.id) === undefined)) return undefined;
-	const named = namedTaskId(record);
+	// A record in `data` that names no task is about the one its wrapper names, if that names one.
+	const named = namedTaskId(record) ?? (record !== answer ? text(answer.task_id) : undefined);
 	return withoutEmpty<TaskRecord & { answeredFor?: string }>({
 		task_id: taskId,
 		answeredFor: named !== undefined && named !== taskId ? named : undefined,

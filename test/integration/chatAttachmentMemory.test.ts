@@ -122,7 +122,9 @@ function contextFor(node: 'chat' | 'messages', items: INodeExecutionData[], conc
 		getBinaryMetadata: async (id: string) => ({ fileSize: fs.statSync(fileOf(id)).size, mimeType: 'image/png' }),
 		getBinaryStream: async (id: string, chunkSize?: number) => {
 			const stream = fs.createReadStream(fileOf(id), { highWaterMark: chunkSize });
-			stream.on('close', () => events.push({ kind: 'head read', item: itemOf(id), bytes: stream.bytesRead }));
+			// Without a chunk size the node reads the file to send it (no further than its checked size).
+			if (chunkSize === undefined) events.push({ kind: 'whole read', item: itemOf(id), bytes: fs.statSync(fileOf(id)).size });
+			else stream.on('close', () => events.push({ kind: 'head read', item: itemOf(id), bytes: stream.bytesRead }));
 			return stream;
 		},
 		getBinaryDataBuffer: async (itemIndex: number, property: string) => {

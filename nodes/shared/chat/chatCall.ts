@@ -254,9 +254,10 @@ export function streamFailure(
 
 /** The first character that is not white space, without consuming it; '' for an empty body. */
 export async function firstCharacter(stream: ByteStream): Promise<string> {
-	for (let size = 1; ; ) {
+	// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
+	for (let size = 4; ; ) {
 		const head = await peekStream(stream, size);
-		const text = head.toString('latin1').trimStart();
+		const text = head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
 		if (text !== '' || stream.readableEnded || head.length < size) return text.charAt(0);
 		size = head.length + 1;
 	}

@@ -15,7 +15,7 @@
  */
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { sniffFileType } from './binary';
+import { readBinaryAtMost, sniffFileType } from './binary';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
 
@@ -361,7 +361,8 @@ export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, body
 export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number, files: readonly FileAttachment[] | undefined): Promise<LoadedFile[]> {
 	const loaded: LoadedFile[] = [];
 	for (const file of files ?? []) {
-		const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, file.property);
+		// No further than one byte past the checked size: the recorded size may lie.
+		const bytes = await readBinaryAtMost(ctx, itemIndex, file.property, file.size);
 		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) {
 			throw fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked`);
 		}

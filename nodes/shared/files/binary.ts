@@ -64,6 +64,27 @@ export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, nami
 }
 
 /**
+ * A binary field's bytes, no more than `limit` + 1 of them where n8n keeps the file outside the
+ * item (filesystem, database, S3): the caller checked the size n8n recorded, and a file that holds
+ * more (the record lies, or the file changed) is found without holding all of it in memory. More
+ * than `limit` bytes back means the file is larger than `limit`.
+ */
+export async function readBinaryAtMost(ctx: IExecuteFunctions, itemIndex: number, property: string, limit: number): Promise<Buffer> {
+	const id = ctx.getInputData()[itemIndex]?.binary?.[property]?.id;
+	if (!id || typeof ctx.helpers.getBinaryStream !== 'function') return await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	const parts: Buffer[] = [];
+	let length = 0;
+	// Leaving the loop early closes the file.
+	for await (const chunk of await ctx.helpers.getBinaryStream(id)) {
+		const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+		parts.push(part);
+		length += part.length;
+		if (length > limit) break;
+	}
+	return Buffer.concat(parts);
+}
+
+/**
  * A text type where a file was expected: the host answered 200 with an error or login page.
  * Unknown binary types pass (a format we do not sniff is still a file).
  */
