@@ -26,20 +26,7 @@ import type { NodeKind, Scenario } from './scenario';
  * in counterexamples.test.ts). Marked `it.failing` so CI shows them failing on purpose and turns
  * red the moment a fix makes one pass: then take it off this list.
  */
-const ON_MAIN = 'on main 85e609a (secrets and files not merged yet), see counterexamples.test.ts';
-export const KNOWN_FAILING: Partial<Record<NodeKind, string>> = {
-	chat: `the key in base64 in the answer ${ON_MAIN}`,
-	chatStream: `the key in base64 in a delta ${ON_MAIN}`,
-	messages: `the key in base64 in the answer ${ON_MAIN}`,
-	messagesStream: `the key in base64 in a delta ${ON_MAIN}`,
-	modelGenerate: `the key in tool arguments handed to the agent ${ON_MAIN}`,
-	modelStream: `the key in streamed tool arguments ${ON_MAIN}`,
-	image: `the key in base64 in revised_prompt ${ON_MAIN}`,
-	videoSubmit: `the key in base64 in an error; a failed second item loses the first item's task id ${ON_MAIN}`,
-	videoStatus: `a secret header value URL-encoded in a 429 error ${ON_MAIN}`,
-	videoDownload: `a secret header value URL-encoded in a 429 error ${ON_MAIN}`,
-	plant: `the key in base64 in the tag ${ON_MAIN}`,
-};
+export const KNOWN_FAILING: Partial<Record<NodeKind, string>> = {};
 /** Set while some run still sends a request after it ended (the last test below). */
 const KNOWN_LATE: string | undefined = undefined;
 
