@@ -33,16 +33,12 @@ function benchCredentials({ slowBaseUrl, fastBaseUrl, limitedBaseUrl, key }) {
 	return all;
 }
 
+/** One of n8n's own nodes in a bench workflow. */
+const baseNode = (name, type, typeVersion, position, parameters) => ({ id: nodeId(), name, type, typeVersion, position, parameters });
+
 function workflow(id, name, makeItemsCode, measuredNode) {
-	const trigger = { id: nodeId(), name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} };
-	const items = {
-		id: nodeId(),
-		name: 'Items',
-		type: 'n8n-nodes-base.code',
-		typeVersion: 2,
-		position: [220, 0],
-		parameters: { jsCode: makeItemsCode },
-	};
+	const trigger = baseNode('Start', 'n8n-nodes-base.manualTrigger', 1, [0, 0], {});
+	const items = baseNode('Items', 'n8n-nodes-base.code', 2, [220, 0], { jsCode: makeItemsCode });
 	const measured = { id: nodeId(), name: MEASURED, position: [440, 0], ...measuredNode };
 	const link = (node) => ({ main: [[{ node, type: 'main', index: 0 }]] });
 	return {
@@ -222,14 +218,7 @@ function fileItemsWorkflow(id, name, { filePath, count, json, measuredNode }) {
 	items.parameters.jsCode = `const frame = $input.first().binary; return Array.from({ length: ${count} }, (_, i) => ({ json: ${json}, binary: frame }));`;
 	items.position = [440, 0];
 	measured.position = [660, 0];
-	const frame = {
-		id: nodeId(),
-		name: 'Frame',
-		type: 'n8n-nodes-base.readWriteFile',
-		typeVersion: 1,
-		position: [220, 0],
-		parameters: { operation: 'read', fileSelector: filePath, options: { dataPropertyName: 'data' } },
-	};
+	const frame = baseNode('Frame', 'n8n-nodes-base.readWriteFile', 1, [220, 0], { operation: 'read', fileSelector: filePath, options: { dataPropertyName: 'data' } });
 	const link = (node) => ({ main: [[{ node, type: 'main', index: 0 }]] });
 	return { ...base, nodes: [trigger, frame, items, measured], connections: { Start: link('Frame'), Frame: link('Items'), Items: link(MEASURED) } };
 }
