@@ -688,8 +688,10 @@ async function main() {
 				const measured = await measure({ runtime, key, out: options.out, log, row, previous, videos });
 				record.scale[id] = measured.figures;
 				rows.push(measured.row);
+				// Each row as soon as it is measured: a long run that breaks later keeps it.
+				fs.writeFileSync(path.join(options.out, 'scale-rows.json'), JSON.stringify({ rows: rows.filter((r) => r.id in record.scale), figures: record.scale }, null, 1));
+				if (options.savePrevious) savePrevious(options.savePrevious, { [id]: measured.figures }, rows);
 			}
-			if (options.savePrevious) savePrevious(options.savePrevious, record.scale, rows);
 		}
 	} finally {
 		await slow.close();
