@@ -32,7 +32,7 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chat/chatCall';
+import { CHAT_LIMIT, StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chat/chatCall';
 import { asNodeError } from '../shared/failures/edge';
 import { GatewayError, isErrorShape, missingResultError } from '../shared/failures/errors';
 import { readServerSentEvents } from '../shared/wire/sse';
@@ -165,7 +165,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 		async generate(messages: Message[], config?: CallConfig): Promise<GenerateResult> {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
-				const completion = await client.json<ChatCompletion>({ path: PATH, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, what: WHAT });
+				const completion = await client.json<ChatCompletion>({ path: PATH, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT });
 				return generateResultOf(checkedCompletion(completion));
 			} catch (error) {
 				throw this.nodeError(error);
@@ -177,7 +177,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
 				// The transport ends the stream at the deadline or when a signal aborts.
-				response = await client.stream({ path: PATH, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, what: WHAT });
+				response = await client.stream({ path: PATH, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT });
 			} catch (error) {
 				throw this.streamError(error);
 			}

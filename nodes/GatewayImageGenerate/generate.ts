@@ -17,6 +17,8 @@ import type { ImageAnswer, PlannedImage } from './response';
 /** Links of one answer fetched side by side: they are temporary, but one item's batch is small. */
 const DOWNLOADS_AT_ONCE = 4;
 const GENERATION_DEADLINE_MS = 300_000;
+/** The item's deadline (the request with its retries and waits), as messages name it. */
+const GENERATION_LIMIT = `the ${GENERATION_DEADLINE_MS / 1000} s limit for generating images`;
 
 async function imageFile(ctx: IExecuteFunctions, client: GatewayClient, image: PlannedImage, itemIndex: number): Promise<IBinaryData | undefined> {
 	const what = `Downloading image ${image.index} of item ${itemIndex}`;
@@ -57,6 +59,7 @@ async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, re
 		body: buildImageBody(request),
 		itemIndex,
 		deadlineMs: GENERATION_DEADLINE_MS,
+		limitName: GENERATION_LIMIT,
 		retry: { idempotent: false },
 		what,
 	});
@@ -84,8 +87,10 @@ async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, re
 	}
 	const [first] = withImage;
 	if (good.length > 0 && first instanceof GatewayError) {
-		first.hint = `${first.hint ? `${first.hint} ` : ''}The other images of this item were generated and downloaded: ${keptImages(good)}. Turn on Continue On Fail to keep them in the output.`;
-		first.fields = { ...first.fields, generatedImages: good.map(({ json }) => ({ index: json.index, url: json.url ?? null })) };
+		throw first.with({
+			hint: `${first.hint ? `${first.hint} ` : ''}The other images of this item were generated and downloaded: ${keptImages(good)}. Turn on Continue On Fail to keep them in the output.`,
+			fields: { ...first.fields, generatedImages: good.map(({ json }) => ({ index: json.index, url: json.url ?? null })) },
+		});
 	}
 	throw first;
 }

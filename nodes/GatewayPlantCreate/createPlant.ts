@@ -34,6 +34,8 @@ export function readNewPlant(ctx: IExecuteFunctions, itemIndex: number): NewPlan
 }
 
 const CREATE_DEADLINE_MS = 30_000;
+/** The item's deadline (the request with its retries and waits), as messages name it. */
+const CREATE_LIMIT = `the ${CREATE_DEADLINE_MS / 1000} s limit for creating a plant`;
 
 /**
  * Creating a plant changes the store, so the request is never re-sent after an answer that leaves
@@ -43,7 +45,7 @@ async function sendNewPlant(client: GatewayClient, input: NewPlantInput, itemInd
 	const what = 'Creating the plant';
 	const plant = await client
 		.json<IDataObject>(
-			{ method: 'POST', path: '/plants', body: newPlantBody(input), itemIndex, deadlineMs: CREATE_DEADLINE_MS, retry: { idempotent: false }, what },
+			{ method: 'POST', path: '/plants', body: newPlantBody(input), itemIndex, deadlineMs: CREATE_DEADLINE_MS, limitName: CREATE_LIMIT, retry: { idempotent: false }, what },
 			parseJsonKeepingBigIntegers,
 		)
 		.catch((error: unknown) => {
@@ -56,9 +58,10 @@ async function sendNewPlant(client: GatewayClient, input: NewPlantInput, itemInd
 function explainPlantFailure(error: unknown, input: NewPlantInput): unknown {
 	if (!(error instanceof GatewayError)) return error;
 	if (error.mayHaveActed) {
-		error.hint = `The request may have gone through even so: it was not sent again, so as not to create plant ${input.idDigits} twice. Check the store before running this item again.`;
-	} else if (error.kind === 'bad_request' && /already exists|duplicate|exists/i.test(error.gatewayMessage ?? '')) {
-		error.hint = `If an earlier run failed with a connection error, a timeout or a 5xx answer, it probably created plant ${input.idDigits}: check the store, and do not create it again.`;
+		return error.with({ hint: `The request may have gone through even so: it was not sent again, so as not to create plant ${input.idDigits} twice. Check the store before running this item again.` });
+	}
+	if (error.kind === 'bad_request' && /already exists|duplicate|exists/i.test(error.gatewayMessage ?? '')) {
+		return error.with({ hint: `If an earlier run failed with a connection error, a timeout or a 5xx answer, it probably created plant ${input.idDigits}: check the store, and do not create it again.` });
 	}
 	return error;
 }

@@ -214,9 +214,8 @@ async function generateAll(
 		const others = otherTasksText(listed, itemIndex, unconfirmed, notSubmitted);
 		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
 		if (error instanceof GatewayError) {
-			if (others) error.hint = error.hint ? `${error.hint} ${others}` : others;
-			error.fields = { ...error.fields, ...extraFields };
-			throw asNodeError(node, error, itemIndex, client.masker);
+			const hint = others ? (error.hint ? `${error.hint} ${others}` : others) : error.hint;
+			throw asNodeError(node, error.with({ hint, fields: { ...error.fields, ...extraFields } }), itemIndex, client.masker);
 		}
 		// Not ours (a bug): its words go through the edge, and the list is added, masked too.
 		const nodeError = asNodeError(node, error, itemIndex, client.masker);

@@ -8,8 +8,7 @@ import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } 
 
 import { downloadToBinary } from '../shared/files/binary';
 import type { FileType } from '../shared/files/binary';
-import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
-import type { GatewayErrorKind } from '../shared/failures/errors';
+import { GatewayError, isExpiredLinkStatus, isRefusal, missingResultError, storageMessage, withFields } from '../shared/failures/errors';
 import type { SendPace } from '../shared/wire/pace';
 import type { GatewayClient } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
@@ -28,9 +27,6 @@ const MP4: FileType = { mimeType: 'video/mp4', extension: 'mp4' };
 
 export const MAY_HAVE_CREATED_HINT =
 	'The gateway may have created the task: it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.';
-
-/** Kinds that say the gateway refused the submit, whatever the status (a 503 "no channel for this model"). */
-const REFUSED: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'not_found', 'redirect']);
 
 function fetchLater(taskId: string): string {
 	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${taskId}.`;
@@ -57,16 +53,15 @@ function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: Tas
 
 /** Whether a failed submit may have created the task all the same (read from the error, never its words). */
 export function mayHaveCreatedTask(error: unknown): boolean {
-	return error instanceof GatewayError && error.mayHaveActed && !REFUSED.has(error.kind);
+	return error instanceof GatewayError && error.mayHaveActed && !isRefusal(error.kind);
 }
 
 /** A failed submit; when the task may exist all the same, the hint says so. */
 function submitFailure(error: unknown): unknown {
 	if (!(error instanceof GatewayError)) return error;
-	if (mayHaveCreatedTask(error)) error.hint = MAY_HAVE_CREATED_HINT;
+	if (mayHaveCreatedTask(error)) return error.with({ hint: MAY_HAVE_CREATED_HINT });
 	// A refusal (a 503 "no channel for this model") created nothing, whatever its status.
-	else if (REFUSED.has(error.kind)) error.mayHaveActed = false;
-	return error;
+	return isRefusal(error.kind) && error.mayHaveActed ? error.with({ mayHaveActed: false }) : error;
 }
 
 /**
@@ -120,9 +115,10 @@ export async function fetchStatus(client: GatewayClient, taskId: string, itemInd
 /** A failed status request of the user's own; a 404 says the task id is unknown. */
 function statusFailure(error: unknown, taskId: string): unknown {
 	if (error instanceof GatewayError && error.status === 404) {
-		error.headline = `Checking video task ${taskId} failed: the gateway does not know this task ID`;
-		error.message = error.headline;
-		error.hint = 'Check the task ID: it is the task_id that Submit or Generate returned (and the Base URL of the credential must be the gateway that created it).';
+		return error.with({
+			headline: `Checking video task ${taskId} failed: the gateway does not know this task ID`,
+			hint: 'Check the task ID: it is the task_id that Submit or Generate returned (and the Base URL of the credential must be the gateway that created it).',
+		});
 	}
 	return error;
 }
@@ -206,17 +202,14 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			});
 		case 'unreachable': {
 			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(id)}`;
-			const error =
+			let error =
 				outcome.error instanceof GatewayError
 					? outcome.error
 					: new GatewayError({ kind: 'protocol', headline: `Checking video task ${id} failed`, gatewayMessage: outcome.error?.message });
 			const checking = `Checking video task ${id} failed`;
 			if (outcome.failedPolls > 1) {
 				const times = `${checking} ${outcome.failedPolls} times in a row`;
-				if (error.headline.startsWith(checking)) {
-					error.headline = `${times}${error.headline.slice(checking.length)}`;
-					error.message = error.headline;
-				} else error.within(times);
+				error = error.headline.startsWith(checking) ? error.with({ headline: `${times}${error.headline.slice(checking.length)}` }) : error.within(times);
 			}
 			return error.within(`Checking video task ${id}`, { hint: error.hint ? `${error.hint} ${hint}` : hint, fields, itemIndex });
 		}
@@ -245,14 +238,14 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 
 /** A 403/404/410 on the result link, on any origin: the temporary link has expired. */
 function expiredLinkError(error: unknown, record: TaskRecord, itemIndex: number): GatewayError | undefined {
-	if (!(error instanceof GatewayError) || ![403, 404, 410].includes(error.status ?? 0)) return undefined;
+	if (!(error instanceof GatewayError) || !isExpiredLinkStatus(error.status)) return undefined;
 	const id = record.task_id;
 	const said = error.gatewayMessage;
 	return new GatewayError({
 		kind: 'not_found',
 		headline: `The video link of task ${id} has expired or is no longer available (HTTP ${error.status})`,
 		status: error.status,
-		gatewayMessage: said === undefined ? undefined : (/<Message>([^<]{1,200})<\/Message>/.exec(said)?.[1] ?? said),
+		gatewayMessage: said === undefined ? undefined : (storageMessage(said) ?? said),
 		hint: `Links to generated videos are temporary. Run the Download operation with task ID ${id} soon: it asks the gateway for the current link. If the link stays expired, generate the video again.`,
 		fields: taskFields(record),
 		itemIndex,

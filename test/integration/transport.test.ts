@@ -96,7 +96,8 @@ describe('retries', () => {
 		env.gateway.queueFaults('/v1/models', ['429', '429', '429', '429']);
 		const error = await failureOf((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 2, maxRateLimitRetries: 2 }, what: 'Listing the models' }));
 		expect(error.kind).toBe('rate_limit');
-		expect(error.fullMessage).toBe('Listing the models failed: the gateway asked to slow down (rate limit), and waiting did not help (HTTP 429)');
+		// What was waited, not merely that waiting did not help.
+		expect(error.fullMessage).toMatch(/^Listing the models failed: the gateway asked to slow down \(rate limit\); 3 tries in [0-9.]+ s, and waiting did not help \(HTTP 429\)$/);
 		expect(apiRequests('/v1/models')).toHaveLength(3);
 	});
 
@@ -104,7 +105,7 @@ describe('retries', () => {
 		env.gateway.queueFaults('/v1/models', ['503-html', '503-html']);
 		const error = await failureOf((await client()).json({ path: '/v1/models', retry: { ...fastRetry, maxRetries: 1 }, what: 'Listing the models' }));
 		expect(error.kind).toBe('server');
-		expect(error.fullMessage).toBe('Listing the models failed: the gateway reported a failure: it answered with an HTML page ("503 Service Temporarily Unavailable") (HTTP 503)');
+		expect(error.fullMessage).toMatch(/^Listing the models failed: the gateway reported a failure: it answered with an HTML page \("503 Service Temporarily Unavailable"\); 2 tries in [0-9.]+ s, and waiting did not help \(HTTP 503\)$/);
 		expect(error.fullMessage).not.toMatch(/<html|<body/);
 		expect(error.hint).toMatch(/proxy/);
 	});
@@ -145,6 +146,49 @@ describe('retries', () => {
 		// Nothing was sent during the hold, not even the other item's first attempt.
 		expect(requests[1].time - requests[0].time).toBeGreaterThanOrEqual(950);
 		expect(requests[1].time).toBeGreaterThanOrEqual(started);
+	});
+});
+
+describe('the run scope and the words of a paid request', () => {
+	it('a Stop during a wait after a 429 says the request was refused, not that it may have acted', async () => {
+		env.gateway.queueFaults('/v1/video/generations', ['429-retry-after:5']);
+		const stop = new AbortController();
+		const gw = await client({ abortSignal: stop.signal });
+		const call = failureOf(gw.json({ path: '/v1/video/generations', body: { model: 'm', prompt: 'p' }, retry: { idempotent: false }, what: 'Submitting the video task' }));
+		setTimeout(() => stop.abort(), 300);
+		const error = await call;
+		expect(error.kind).toBe('cancelled');
+		expect(error.mayHaveActed).toBe(false);
+	});
+
+	it('close() ends every pending wait at once, and nothing is sent after it', async () => {
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:3']);
+		const gw = await client();
+		const started = Date.now();
+		const call = failureOf(gw.json({ path: '/v1/models', what: 'Listing the models' }));
+		setTimeout(() => gw.close(), 300);
+		const error = await call;
+		expect(error.kind).toBe('cancelled');
+		expect(error.headline).toBe('Listing the models was stopped: the run had ended');
+		expect(Date.now() - started).toBeLessThan(1500);
+		await failureOf(gw.json({ path: '/v1/models' }));
+		await new Promise((resolve) => setTimeout(resolve, 3500));
+		expect(apiRequests('/v1/models')).toHaveLength(1);
+	});
+
+	it('a paid request dropped after sending says "may have gone through" once, and that it was not sent again', async () => {
+		env.gateway.queueFaults('/v1/images/generations', ['reset']);
+		const error = await failureOf((await client()).json({ path: '/v1/images/generations', body: { model: 'img-image-2', prompt: 'p' }, retry: { idempotent: false }, what: 'Generating the images' }));
+		expect(error.hint).toBe('The request may have gone through even so: it was not sent again, so as not to pay twice.');
+		expect(apiRequests('/v1/images/generations')).toHaveLength(1);
+	});
+
+	it('a refused paid request says nothing of having gone through', async () => {
+		const error = await failureOf(
+			(await client()).json({ path: '/v1/chat/completions', body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }, retry: { idempotent: false }, what: 'The chat request' }),
+		);
+		expect(error.mayHaveActed).toBe(false);
+		expect(error.hint).toBe('Pick a model from the list, or check the model id for typos.');
 	});
 });
 

@@ -147,7 +147,7 @@ describe('messages: <what> failed: <kind words> (HTTP status): "<what the gatewa
 			'{"error":{"message":"user quota is not enough","code":"insufficient_user_quota"}}',
 			'The chat request failed: the gateway refused the request for lack of quota or permission (HTTP 403): "user quota is not enough" (code insufficient_user_quota)',
 		],
-		[429, '', 'The chat request failed: the gateway asked to slow down (rate limit), and waiting did not help (HTTP 429)'],
+		[429, '', 'The chat request failed: the gateway asked to slow down (rate limit) (HTTP 429)'],
 		[
 			503,
 			'{"error":{"message":"No available channel for model x","code":"model_not_found"}}',
@@ -217,6 +217,34 @@ describe('isErrorShape: an error the gateway sent in place of a result', () => {
 
 	it.each([[null], [[]], ['text'], [42]])('%j is no error shape (it is not an object: a protocol error instead)', (body) => {
 		expect(isErrorShape(body)).toBe(false);
+	});
+});
+
+describe('a GatewayError is read-only: what callers add goes on a copy', () => {
+	const original = () => new GatewayError({ kind: 'server', headline: 'Checking video task t1 failed: the gateway reported a failure', status: 502, hint: 'Try later.', mayHaveActed: true, fields: { task_id: 't1' } });
+
+	it('within and with return a new error and leave the original as it was', () => {
+		const error = original();
+		const wider = error.within('Generating the video', { hint: 'Fetch it later.', fields: { item: 2 }, itemIndex: 2 });
+		expect(wider).not.toBe(error);
+		expect(wider).toBeInstanceOf(GatewayError);
+		expect(wider.message).toBe('Generating the video: checking video task t1 failed: the gateway reported a failure');
+		expect(wider).toMatchObject({ kind: 'server', status: 502, hint: 'Fetch it later.', mayHaveActed: true, fields: { task_id: 't1', item: 2 }, itemIndex: 2 });
+		expect(error).toMatchObject({ headline: 'Checking video task t1 failed: the gateway reported a failure', hint: 'Try later.', fields: { task_id: 't1' } });
+		expect(error.itemIndex).toBeUndefined();
+		const refused = error.with({ mayHaveActed: false });
+		expect([refused.mayHaveActed, error.mayHaveActed]).toEqual([false, true]);
+	});
+
+	it('withFields copies a GatewayError; its fields cannot be edited in place', () => {
+		const error = original();
+		const more = withFields(error, { index: 3 });
+		expect(more).not.toBe(error);
+		expect(more.fields).toEqual({ task_id: 't1', index: 3 });
+		expect(error.fields).toEqual({ task_id: 't1' });
+		expect(() => {
+			(error.fields as Record<string, unknown>).task_id = 'other';
+		}).toThrow(TypeError);
 	});
 });
 
@@ -340,8 +368,7 @@ describe('the edge: asNodeError and errorItem', () => {
 	});
 
 	it('an error without an HTTP answer becomes a NodeOperationError, masked', () => {
-		const error = networkError('Creating the plant', { code: 'ECONNRESET' }, 'gw.example');
-		error.hint = `retry with ${KEY}`;
+		const error = networkError('Creating the plant', { code: 'ECONNRESET' }, 'gw.example').with({ hint: `retry with ${KEY}` });
 		const nodeError = asNodeError(node, error, 2, masker);
 		expect(nodeError).toBeInstanceOf(NodeOperationError);
 		expect(nodeError.message).toBe('Creating the plant failed: the connection to gw.example was dropped before the answer was complete');

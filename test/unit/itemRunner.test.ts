@@ -35,6 +35,34 @@ describe('mapConcurrent', () => {
 		).rejects.toThrow('boom');
 		expect(started).toEqual([0, 1]);
 	});
+
+	it('after a failure, ends the other lanes (onFail) and returns only once every lane has settled', async () => {
+		const settled: number[] = [];
+		let ended = false;
+		let release: () => void = () => undefined;
+		const endOthers = new Promise<void>((resolve) => (release = resolve));
+		const run = mapConcurrent(
+			[0, 1, 2],
+			3,
+			async (value) => {
+				try {
+					if (value === 0) throw new Error('boom');
+					// The other lanes wait (as for a Retry-After) until the run ends them.
+					await endOthers;
+					throw new Error('ended');
+				} finally {
+					settled.push(value);
+				}
+			},
+			() => {
+				ended = true;
+				release();
+			},
+		);
+		await expect(run).rejects.toThrow('boom');
+		expect(ended).toBe(true);
+		expect(settled.sort()).toEqual([0, 1, 2]);
+	});
 });
 
 describe('runPerItem', () => {

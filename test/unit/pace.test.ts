@@ -1,5 +1,6 @@
 /** The execution's sending pace (AIMD over the shared backoff gate), on a fake clock. */
 import { SendPace } from '../../nodes/shared/wire/pace';
+import { CancelledError, PastDeadline } from '../../nodes/shared/wire/timing';
 import { createFakeClock } from '../helpers/fakeClock';
 
 /** A gateway that admits `perSecond` requests per second (a token bucket of one second), on the fake clock. */
@@ -162,5 +163,63 @@ describe('SendPace as a fixed budget', () => {
 		}
 		const gaps = times.slice(1).map((time, i) => time - times[i]);
 		expect(Math.min(...gaps)).toBeCloseTo(110, 6);
+	});
+
+	describe('within a deadline', () => {
+		/** A pace cut to 2 requests a second by a burst of 429s before anything got through. */
+		async function cutPace(clock: ReturnType<typeof createFakeClock>) {
+			const pace = new SendPace(clock);
+			for (let i = 0; i < 4; i++) await pace.wait();
+			expect(pace.rateLimited(clock.now())).toBe(true);
+			return pace;
+		}
+
+		it('a slot after the deadline is not waited for: PastDeadline at once, no sleep', async () => {
+			const clock = createFakeClock(0);
+			const pace = await cutPace(clock);
+			const gap = 1000 / pace.requestsPerSecond;
+			const error = await pace.wait(undefined, clock.now() + gap / 2).catch((reason: unknown) => reason);
+			expect(error).toBeInstanceOf(PastDeadline);
+			expect(error).toMatchObject({ reason: 'turn' });
+			expect(clock.sleeps).toEqual([]);
+			// A deadline after the slot: waited out.
+			await pace.wait(undefined, clock.now() + gap * 2);
+			expect(clock.sleeps).toEqual([gap]);
+		});
+
+		it('counts the requests queued before: the third in line gives up when its slot would come too late', async () => {
+			const clock = createFakeClock(0);
+			const pace = await cutPace(clock);
+			const gap = 1000 / pace.requestsPerSecond;
+			const first = pace.wait(undefined, clock.now() + gap * 1.5);
+			const second = pace.wait(undefined, clock.now() + gap * 2.5);
+			const third = pace.wait(undefined, clock.now() + gap * 2.5).catch((reason: unknown) => reason);
+			await Promise.all([first, second]);
+			expect(await third).toBeInstanceOf(PastDeadline);
+		});
+
+		it('the shared hold of a Retry-After: a waiter whose deadline ends first fails at once', async () => {
+			const clock = createFakeClock(0);
+			const pace = new SendPace(clock);
+			pace.holdFor(30_000);
+			await expect(pace.wait(undefined, 5000)).rejects.toMatchObject({ reason: 'hold', waitMs: 30_000, leftMs: 5000 });
+			expect(clock.sleeps).toEqual([]);
+		});
+
+		it('a waiter that gives up (its signal aborts) leaves the queue at once and takes no slot', async () => {
+			const clock = createFakeClock(0, 5);
+			const pace = await cutPace(clock);
+			const gap = 1000 / pace.requestsPerSecond;
+			const first = pace.wait();
+			const leaving = new AbortController();
+			const second = pace.wait(leaving.signal).catch((reason: unknown) => reason);
+			leaving.abort();
+			expect(await second).toBeInstanceOf(CancelledError);
+			await first;
+			const before = clock.now();
+			await pace.wait();
+			// The third comes one gap after the first: the second's slot was not taken.
+			expect(clock.now() - before).toBeLessThanOrEqual(gap);
+		});
 	});
 });

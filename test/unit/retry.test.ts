@@ -1,12 +1,26 @@
-import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, retryDelayMs } from '../../nodes/shared/wire/retry';
-import { BackoffGate } from '../../nodes/shared/wire/timing';
+import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, isRetryableStatus, isSafeToRepeat, isTransient, parseRetryAfter, rateLimitWaitMs, retryDelayMs } from '../../nodes/shared/wire/retry';
+import type { FailureFacts, RetryMoment } from '../../nodes/shared/wire/retry';
+import { BackoffGate, PastDeadline } from '../../nodes/shared/wire/timing';
+import { createFakeClock } from '../helpers/fakeClock';
 import type { Clock } from '../../nodes/shared/wire/timing';
 
 describe('retry decisions', () => {
 	it('retries 429 and gateway failures, never other 4xx nor an unknown model', () => {
-		for (const status of [429, 502, 503, 504]) expect(isRetryableStatus(status, 'server')).toBe(true);
-		for (const status of [400, 401, 403, 404, 422, 500]) expect(isRetryableStatus(status, 'bad_request')).toBe(false);
+		expect(isRetryableStatus(429, 'rate_limit')).toBe(true);
+		for (const status of [502, 503, 504]) expect(isRetryableStatus(status, 'server')).toBe(true);
+		for (const status of [400, 401, 403, 404, 422]) expect(isRetryableStatus(status, 'bad_request')).toBe(false);
+		expect(isRetryableStatus(500, 'server')).toBe(false);
 		expect(isRetryableStatus(503, 'unknown_model')).toBe(false);
+		// A used-up quota comes as a 429 too: waiting does not help.
+		expect(isRetryableStatus(429, 'quota')).toBe(false);
+		expect(isTransient({ kind: 'network' })).toBe(true);
+		expect(isTransient({ kind: 'timeout' })).toBe(false);
+	});
+
+	it('repeats a paid request only when the gateway surely did not act', () => {
+		expect(isSafeToRepeat({ idempotent: false }, { mayHaveActed: false })).toBe(true);
+		expect(isSafeToRepeat({ idempotent: false }, { mayHaveActed: true })).toBe(false);
+		expect(isSafeToRepeat({}, { mayHaveActed: true })).toBe(true);
 	});
 
 	it('reads Retry-After as seconds or as a date', () => {
@@ -17,12 +31,78 @@ describe('retry decisions', () => {
 		expect(parseRetryAfter('soon', now)).toBeUndefined();
 	});
 
+	it('reads a negative Retry-After as none (Date.parse would read it as a year), a past date as 0', () => {
+		const now = Date.parse('2026-11-22T12:00:00Z');
+		expect(parseRetryAfter('-5', now)).toBeUndefined();
+		expect(parseRetryAfter('-1.5', now)).toBeUndefined();
+		expect(parseRetryAfter('Thu, 01 Jan 1970 00:00:00 GMT', now)).toBe(0);
+		expect(parseRetryAfter('0', now)).toBe(0);
+		expect(parseRetryAfter('99999999', now)).toBe(99_999_999_000);
+	});
+
 	it('backs off exponentially with jitter, capped, and prefers Retry-After', () => {
 		expect(retryDelayMs(0, undefined, DEFAULT_RETRY_POLICY, () => 1)).toBe(1000);
 		expect(retryDelayMs(0, undefined, DEFAULT_RETRY_POLICY, () => 0)).toBe(500);
 		expect(retryDelayMs(3, undefined, DEFAULT_RETRY_POLICY, () => 1)).toBe(8000);
 		expect(retryDelayMs(10, undefined, DEFAULT_RETRY_POLICY, () => 1)).toBe(DEFAULT_RETRY_POLICY.maxDelayMs);
 		expect(retryDelayMs(2, 7000, DEFAULT_RETRY_POLICY, () => 1)).toBe(7000);
+	});
+});
+
+describe('the retry decision', () => {
+	const rateLimit = (retryAfterMs?: number): FailureFacts => ({ kind: 'rate_limit', status: 429, mayHaveActed: false, retryAfterMs });
+	const at = (now: number, notAfter: number, paced = false): RetryMoment => ({ now, notAfter, paced, random: () => 1 });
+	const none = { rateLimit: 0, other: 0 };
+
+	it('waits a Retry-After that fits in the deadline', () => {
+		expect(decideRetry(rateLimit(2000), none, DEFAULT_RETRY_POLICY, at(0, 5000))).toEqual({ retry: true, waitMs: 2000 });
+	});
+
+	it('gives up at once on a Retry-After longer than what is left, and says so', () => {
+		const decision = decideRetry(rateLimit(60_000), none, DEFAULT_RETRY_POLICY, at(1000, 5000));
+		expect(decision).toEqual({ retry: false, why: 'past_deadline', waitMs: 60_000, leftMs: 4000 });
+		expect(giveUpWords(decision, rateLimit(60_000), 1, 0, 'Timeout (Seconds)')).toBe('the gateway asks to retry after 60 s, more than the 4 s left of Timeout (Seconds)');
+	});
+
+	it('gives up when the backoff would pass the deadline, saying how long and how often it tried', () => {
+		const decision = decideRetry(rateLimit(), { rateLimit: 3, other: 0 }, DEFAULT_RETRY_POLICY, at(4000, 5000));
+		expect(decision).toEqual({ retry: false, why: 'past_deadline', waitMs: 8000, leftMs: 1000 });
+		expect(giveUpWords(decision, rateLimit(), 4, 4000, 'Timeout (Seconds)')).toBe('4 tries in 4 s; the next would come after the 1 s left of Timeout (Seconds)');
+	});
+
+	it('backs off after a Retry-After of 0 instead of hammering, and not at all once the pace spaces requests', () => {
+		expect(rateLimitWaitMs(0, 0, false, DEFAULT_RETRY_POLICY, () => 1)).toBe(1000);
+		expect(rateLimitWaitMs(2, undefined, false, DEFAULT_RETRY_POLICY, () => 1)).toBe(4000);
+		expect(rateLimitWaitMs(2, undefined, true, DEFAULT_RETRY_POLICY, () => 1)).toBe(0);
+		expect(rateLimitWaitMs(2, 3000, true, DEFAULT_RETRY_POLICY, () => 1)).toBe(3000);
+	});
+
+	it('says "waiting did not help" only after waiting', () => {
+		const spent = decideRetry(rateLimit(), { rateLimit: 20, other: 0 }, DEFAULT_RETRY_POLICY, at(0, 1e9));
+		expect(spent).toEqual({ retry: false, why: 'spent' });
+		expect(giveUpWords(spent, rateLimit(), 21, 95_000, 'x')).toBe('21 tries in 95 s, and waiting did not help');
+		expect(giveUpWords(spent, rateLimit(), 3, 0, 'x')).toBe('3 tries in 0 s');
+	});
+
+	it('refuses a Retry-After longer than any wait of this node, whatever the deadline', () => {
+		const decision = decideRetry(rateLimit(600_000), none, DEFAULT_RETRY_POLICY, at(0, 1e9));
+		// With a limit shorter than the wait, the limit is what the words name.
+		expect(decideRetry(rateLimit(600_000), none, DEFAULT_RETRY_POLICY, at(0, 5000))).toMatchObject({ why: 'past_deadline' });
+		expect(decision).toEqual({ retry: false, why: 'too_long', waitMs: 600_000, maxMs: DEFAULT_RETRY_POLICY.maxRetryAfterMs });
+		expect(giveUpWords(decision, rateLimit(600_000), 1, 0, 'x')).toBe('the gateway asks to retry after 600 s, longer than this node waits for a retry (120 s)');
+	});
+
+	it('never repeats a paid request that may have acted, nor a final failure', () => {
+		const paid = { ...DEFAULT_RETRY_POLICY, idempotent: false };
+		expect(decideRetry({ kind: 'network', mayHaveActed: true }, none, paid, at(0, 1e9))).toEqual({ retry: false, why: 'unsafe' });
+		expect(decideRetry({ kind: 'network', mayHaveActed: false }, none, paid, at(0, 1e9))).toEqual({ retry: true, waitMs: 1000 });
+		expect(decideRetry({ kind: 'bad_request', status: 400, mayHaveActed: false }, none, paid, at(0, 1e9))).toEqual({ retry: false, why: 'final' });
+		expect(decideRetry({ kind: 'server', status: 500, mayHaveActed: true }, none, DEFAULT_RETRY_POLICY, at(0, 1e9))).toEqual({ retry: false, why: 'final' });
+	});
+
+	it('counts 429s and other failures apart', () => {
+		expect(decideRetry({ kind: 'server', status: 502, mayHaveActed: true }, { rateLimit: 0, other: 4 }, DEFAULT_RETRY_POLICY, at(0, 1e9))).toEqual({ retry: false, why: 'spent' });
+		expect(decideRetry(rateLimit(10), { rateLimit: 19, other: 4 }, DEFAULT_RETRY_POLICY, at(0, 1e9))).toEqual({ retry: true, waitMs: 10 });
 	});
 });
 
@@ -51,5 +131,18 @@ describe('shared backoff gate', () => {
 		expect(sleeps).toEqual([2000]);
 		await gate.wait();
 		expect(sleeps).toEqual([2000]);
+	});
+
+	it('does not hold a waiter whose deadline comes first: PastDeadline at once, nothing slept', async () => {
+		const clock = createFakeClock(0);
+		const gate = new BackoffGate(clock);
+		gate.holdFor(60_000);
+		const error = await gate.wait(undefined, 4000).catch((reason: unknown) => reason);
+		expect(error).toBeInstanceOf(PastDeadline);
+		expect(error).toMatchObject({ reason: 'hold', waitMs: 60_000, leftMs: 4000 });
+		expect(clock.sleeps).toEqual([]);
+		// A waiter whose deadline comes after the hold waits it out.
+		await gate.wait(undefined, 70_000);
+		expect(clock.sleeps).toEqual([60_000]);
 	});
 });

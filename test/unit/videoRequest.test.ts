@@ -2,6 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { buildSubmitBody, parseSize, readOutputInput, readSubmitInput, readWaitInput, statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { isPageContentType } from '../../nodes/shared/files/binary';
+import { networkError } from '../../nodes/shared/failures/errors';
 import { isSafeToRepeat } from '../../nodes/shared/wire/retry';
 import { createExecuteContext } from '../helpers/executeContext';
 
@@ -63,12 +64,15 @@ describe('reading an item', () => {
 describe('paying once', () => {
 	it('repeats a request that starts paid work only when the gateway certainly refused it', () => {
 		const once = { idempotent: false };
-		expect(isSafeToRepeat(once, 429)).toBe(true);
-		expect(isSafeToRepeat(once, undefined, 'ECONNREFUSED')).toBe(true);
-		for (const status of [500, 502, 503, 504]) expect(isSafeToRepeat(once, status)).toBe(false);
-		expect(isSafeToRepeat(once, undefined, 'ECONNRESET')).toBe(false);
-		expect(isSafeToRepeat({}, 502)).toBe(true);
-		expect(isSafeToRepeat({}, undefined, 'ECONNRESET')).toBe(true);
+		// What the transport knows of a failed attempt: a 429 and a refused connection did nothing.
+		const refused = networkError('Submitting', { code: 'ECONNREFUSED' }, 'gw.example');
+		const dropped = networkError('Submitting', { code: 'ECONNRESET' }, 'gw.example');
+		expect(isSafeToRepeat(once, { mayHaveActed: false })).toBe(true);
+		expect(isSafeToRepeat(once, refused)).toBe(true);
+		expect(isSafeToRepeat(once, { mayHaveActed: true })).toBe(false);
+		expect(isSafeToRepeat(once, dropped)).toBe(false);
+		expect(isSafeToRepeat({}, { mayHaveActed: true })).toBe(true);
+		expect(isSafeToRepeat({}, dropped)).toBe(true);
 	});
 });
 

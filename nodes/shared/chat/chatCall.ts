@@ -112,6 +112,9 @@ export function liveTextFor(ctx: IExecuteFunctions, itemIndex: number): LiveText
 	};
 }
 
+/** The chat nodes' item deadline (their Timeout option), as messages name it. */
+export const CHAT_LIMIT = 'Timeout (Seconds)';
+
 const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off Stream.';
 
 /** Sends a chat request and returns the whole reply, reading and aggregating the stream if asked. */
@@ -125,7 +128,7 @@ export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient,
 }
 
 async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: LiveText | undefined): Promise<R> {
-	const request = { path: call.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, headers: call.headers };
+	const request = { path: call.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, limitName: CHAT_LIMIT, headers: call.headers };
 	if (!call.stream) {
 		const reply = checkedReply(call, await client.json<R>(request));
 		if (live) await passWhole(live, call.answerText(reply));
@@ -216,8 +219,7 @@ export function streamFailure(
 		});
 	}
 	const failure = readFailure(error);
-	if (failure.kind === 'network') failure.hint = hint;
-	return failure;
+	return failure.kind === 'network' ? failure.with({ hint }) : failure;
 }
 
 /** The first character that is not white space, without consuming it; '' for an empty body. */

@@ -44,16 +44,17 @@ export interface GatewayErrorInit {
 
 export class GatewayError extends Error {
 	readonly kind: GatewayErrorKind;
-	headline: string;
-	hint?: string;
+	readonly headline: string;
+	readonly hint?: string;
 	readonly status?: number;
 	readonly gatewayMessage?: string;
 	readonly gatewayCode?: string | number;
-	mayHaveActed: boolean;
-	fields: Record<string, unknown>;
-	itemIndex?: number;
+	readonly mayHaveActed: boolean;
+	readonly fields: Readonly<Record<string, unknown>>;
+	readonly itemIndex?: number;
 	readonly retryAfterMs?: number;
 
+	/** Read-only once built: what a caller knows more is added by a copy (`with`, `within`). */
 	constructor(init: GatewayErrorInit) {
 		super(init.headline);
 		this.name = 'GatewayError';
@@ -64,21 +65,33 @@ export class GatewayError extends Error {
 		this.gatewayMessage = init.gatewayMessage;
 		this.gatewayCode = init.gatewayCode;
 		this.mayHaveActed = init.mayHaveActed ?? false;
-		this.fields = { ...(init.fields ?? {}) };
+		this.fields = Object.freeze({ ...(init.fields ?? {}) });
 		this.itemIndex = init.itemIndex;
 		this.retryAfterMs = init.retryAfterMs;
 	}
 
-	/** The same failure, said about a wider step: "Checking video task x failed: …". */
-	within(headlinePrefix: string, extra: Partial<Pick<GatewayErrorInit, 'hint' | 'fields' | 'itemIndex'>> = {}): this {
-		if (!this.headline.startsWith(headlinePrefix)) {
-			this.headline = `${headlinePrefix}: ${lowerFirst(this.headline)}`;
-			this.message = this.headline;
-		}
-		if (extra.hint !== undefined) this.hint = extra.hint;
-		if (extra.fields) this.fields = { ...this.fields, ...extra.fields };
-		if (extra.itemIndex !== undefined && this.itemIndex === undefined) this.itemIndex = extra.itemIndex;
-		return this;
+	/** The facts this error was built from. */
+	get init(): GatewayErrorInit {
+		const { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs } = this;
+		return { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields: { ...fields }, itemIndex, retryAfterMs };
+	}
+
+	/** A copy with some facts changed (this error stays as it is). */
+	with(changes: Partial<GatewayErrorInit>): GatewayError {
+		const copy = new GatewayError({ ...this.init, ...changes });
+		// Where the failure happened, not where it was retold.
+		if (this.stack) copy.stack = this.stack.replace(this.message, copy.message);
+		return copy;
+	}
+
+	/** The same failure, said about a wider step: "Checking video task x failed: …" (a copy). */
+	within(headlinePrefix: string, extra: Partial<Pick<GatewayErrorInit, 'hint' | 'fields' | 'itemIndex'>> = {}): GatewayError {
+		return this.with({
+			headline: this.headline.startsWith(headlinePrefix) ? this.headline : `${headlinePrefix}: ${lowerFirst(this.headline)}`,
+			hint: extra.hint ?? this.hint,
+			fields: extra.fields ? { ...this.fields, ...extra.fields } : this.fields,
+			itemIndex: this.itemIndex ?? extra.itemIndex,
+		});
 	}
 
 	/** The whole message as the edge shows it (before masking): our headline, then the gateway's words. */
@@ -89,6 +102,26 @@ export class GatewayError extends Error {
 		if (this.gatewayMessage === undefined || this.gatewayMessage === '') return `${this.headline}${status}${code}`;
 		return `${this.headline}${status}: "${this.gatewayMessage}"${code}`;
 	}
+}
+
+/**
+ * Kinds that say the gateway refused the request and did nothing, whatever the status (a 503
+ * "no channel for this model" too): such a request created nothing, and repeating it pays nothing twice.
+ */
+export const REFUSAL_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'not_found', 'redirect']);
+
+export function isRefusal(kind: GatewayErrorKind): boolean {
+	return REFUSAL_KINDS.has(kind);
+}
+
+/** A file link (a generated image or video) answering one of these has expired or is gone. */
+export function isExpiredLinkStatus(status: number | undefined): boolean {
+	return status === 403 || status === 404 || status === 410;
+}
+
+/** What a storage service (S3 and its kin) says in its XML error page, if anything. */
+export function storageMessage(text: string): string | undefined {
+	return /<Message>([^<]{1,200})<\/Message>/.exec(text)?.[1];
 }
 
 const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
@@ -233,7 +266,7 @@ export function classifyError(status: number | undefined, parsed: ParsedErrorBod
 const HEADLINES: Record<GatewayErrorKind, string> = {
 	auth: 'the gateway refused the API key',
 	quota: 'the gateway refused the request for lack of quota or permission',
-	rate_limit: 'the gateway asked to slow down (rate limit), and waiting did not help',
+	rate_limit: 'the gateway asked to slow down (rate limit)',
 	unknown_model: 'the gateway has no channel for this model',
 	bad_request: 'the gateway refused the request',
 	not_found: 'the gateway does not know this address or item',
@@ -362,12 +395,9 @@ export function networkError(what: string, error: unknown, host: string, extra: 
 // ---------------------------------------------------------------------------------------------
 // Helpers for callers that add what they know to an error on its way up
 
-/** Adds fields an error item keeps (a task id, an image index) to any error. */
+/** Adds fields an error item keeps (a task id, an image index): a GatewayError as a copy. */
 export function withFields<E>(error: E, fields: Record<string, unknown>): E {
-	if (error instanceof GatewayError) {
-		error.fields = { ...error.fields, ...fields };
-		return error;
-	}
+	if (error instanceof GatewayError) return error.with({ fields: { ...error.fields, ...fields } }) as E;
 	const target = error as unknown as { context?: Record<string, unknown> };
 	if (target && typeof target === 'object') {
 		target.context = { ...(target.context ?? {}), itemFields: { ...itemFieldsOf(error), ...fields } };
@@ -376,7 +406,7 @@ export function withFields<E>(error: E, fields: Record<string, unknown>): E {
 }
 
 export function itemFieldsOf(error: unknown): Record<string, unknown> {
-	if (error instanceof GatewayError) return error.fields;
+	if (error instanceof GatewayError) return { ...error.fields };
 	const context = (error as { context?: { itemFields?: Record<string, unknown> } })?.context;
 	return context?.itemFields ?? {};
 }

@@ -21,27 +21,36 @@ export type ItemOutput = INodeExecutionData[] | INodeExecutionData | IDataObject
 
 /**
  * Runs `worker` over `inputs` with at most `limit` running at once. Fails fast: after the first
- * rejection no further input is started, and that rejection is returned.
+ * rejection no further input is started, `onFail` is called (to end the other lanes' waits and
+ * requests), and once every lane has settled that first rejection is returned. So nothing of the
+ * run goes on after it returns or throws.
  */
 export async function mapConcurrent<T, R>(
 	inputs: readonly T[],
 	limit: number,
 	worker: (input: T, position: number) => Promise<R>,
+	onFail?: () => void,
 ): Promise<R[]> {
 	const results = new Array<R>(inputs.length);
 	let next = 0;
-	let failed = false;
+	let failure: { error: unknown } | undefined;
 	const lane = async () => {
-		while (!failed && next < inputs.length) {
+		while (!failure && next < inputs.length) {
 			const position = next++;
-			results[position] = await worker(inputs[position], position).catch(async (error: unknown) => {
-				failed = true;
-				return await Promise.reject(error);
-			});
+			try {
+				results[position] = await worker(inputs[position], position);
+			} catch (error) {
+				if (!failure) {
+					failure = { error };
+					onFail?.();
+				}
+				return;
+			}
 		}
 	};
 	const lanes = Math.max(1, Math.min(Math.floor(limit) || 1, inputs.length));
 	await Promise.all(Array.from({ length: lanes }, lane));
+	if (failure) throw failure.error;
 	return results;
 }
 
@@ -142,14 +151,25 @@ export async function runPerItem<P>(
 	if (valid.length > 0) {
 		const client = await GatewayClient.create(ctx);
 		const continueOnFail = ctx.continueOnFail();
-		await mapConcurrent(valid, concurrency, async ({ itemIndex, input }) => {
-			try {
-				outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));
-			} catch (error) {
-				if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
-				outputs.set(itemIndex, [errorItem(ctx.getNode(), error, itemIndex, client.masker)]);
-			}
-		});
+		try {
+			// The first failure ends the run: its scope closes, every other lane's waits and requests
+			// end, and the node throws only once they all have.
+			await mapConcurrent(
+				valid,
+				concurrency,
+				async ({ itemIndex, input }) => {
+					try {
+						outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));
+					} catch (error) {
+						if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
+						outputs.set(itemIndex, [errorItem(ctx.getNode(), error, itemIndex, client.masker)]);
+					}
+				},
+				() => client.close(),
+			);
+		} finally {
+			client.close();
+		}
 	}
 	return [prepared.flatMap(({ itemIndex }) => outputs.get(itemIndex) ?? [])];
 }

@@ -9,7 +9,7 @@
  * cuts it again. A Retry-After holds every request until then. Concurrency stays the upper bound:
  * the pace only ever slows requests down.
  */
-import { BackoffGate, realClock } from './timing';
+import { BackoffGate, CancelledError, PastDeadline, realClock, untilAborted } from './timing';
 import type { Clock } from './timing';
 
 export interface PaceTuning {
@@ -49,6 +49,8 @@ export class SendPace {
 	 * pace as it is then, so a cut slows down the requests already waiting too.
 	 */
 	private turn: Promise<void> = Promise.resolve();
+	/** Requests queued for their slot. */
+	private waiting = 0;
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
@@ -77,23 +79,46 @@ export class SendPace {
 		this.gate.holdFor(ms);
 	}
 
-	/** Waits for the shared hold, then for this request's slot in the pace. */
-	async wait(signal?: AbortSignal): Promise<void> {
-		await this.gate.wait(signal);
+	/** When the shared hold ends (epoch ms on the pace's clock; in the past when there is none). */
+	get heldUntil(): number {
+		return this.gate.heldUntil;
+	}
+
+	/**
+	 * Waits for the shared hold, then for this request's slot in the pace. `notAfter` is the
+	 * request's deadline: a hold or a slot that would come after it is not waited for at all
+	 * (PastDeadline, at once), and a waiter whose `signal` aborts leaves the queue at once without
+	 * taking a slot.
+	 */
+	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
+		await this.gate.wait(signal, notAfter);
 		this.firstSend ??= this.clock.now();
 		if (Number.isFinite(this.perSecond)) {
-			const mine = this.turn.then(async () => await this.spaceOut(signal));
+			const now = this.clock.now();
+			// The earliest this request's slot can come, if every request before it takes its own.
+			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * this.waiting;
+			if (notAfter !== undefined && expected > notAfter) throw new PastDeadline('turn', expected - now, notAfter - now);
+			this.waiting++;
+			const mine = this.turn.then(async () => await this.spaceOut(signal, notAfter)).finally(() => this.waiting--);
 			this.turn = mine.catch(() => undefined);
-			await mine;
+			await untilAborted(mine, signal);
 		}
 		const sent = this.clock.now();
 		this.sends.push(sent);
 		this.trim(sent);
 	}
 
-	private async spaceOut(signal?: AbortSignal): Promise<void> {
-		const due = this.lastRelease + (1000 / this.perSecond) * this.tuning.gapMargin;
+	private gap(): number {
+		return (1000 / this.perSecond) * this.tuning.gapMargin;
+	}
+
+	private async spaceOut(signal?: AbortSignal, notAfter?: number): Promise<void> {
+		// A waiter that gave up takes no slot from the ones behind it.
+		if (signal?.aborted) throw new CancelledError();
+		const due = this.lastRelease + this.gap();
 		const now = this.clock.now();
+		// The pace was cut while this request waited: its slot now comes too late.
+		if (notAfter !== undefined && due > notAfter) throw new PastDeadline('turn', due - now, notAfter - now);
 		if (due > now) await this.clock.sleep(due - now, signal);
 		this.lastRelease = this.clock.now();
 	}

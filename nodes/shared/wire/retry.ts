@@ -1,7 +1,9 @@
 /**
- * When to retry a gateway call and how long to wait: pure decisions, unit-tested.
+ * When to send a failed gateway call again and how long to wait first: pure decisions, the one
+ * rule the transport follows (and the unit tests check).
  * Retried: 429 (relays send it with an empty body and no Retry-After), 502, 503 and 504, and
  * dropped connections. Never retried: other 4xx, and 503 `model_not_found`, which is permanent.
+ * Every wait stays inside the call's deadline: a wait that would pass it ends the call at once.
  */
 import type { GatewayErrorKind } from '../failures/errors';
 
@@ -26,27 +28,52 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	maxRetryAfterMs: 120_000,
 };
 
-export function isRetryableStatus(status: number, kind: GatewayErrorKind): boolean {
-	if (kind === 'unknown_model') return false;
-	return status === 429 || status === 502 || status === 503 || status === 504;
+/** What a failed attempt tells the retry rule (a GatewayError has these). */
+export interface FailureFacts {
+	kind: GatewayErrorKind;
+	status?: number;
+	/** The gateway may have acted on the request (started paid work). */
+	mayHaveActed: boolean;
+	retryAfterMs?: number;
+}
+
+/** Retries spent so far, by reason. */
+export interface RetryCount {
+	rateLimit: number;
+	other: number;
+}
+
+/** Whether a failure of this kind and status may pass by waiting: a rate limit, or a proxy's 502/503/504. */
+export function isRetryableStatus(status: number | undefined, kind: GatewayErrorKind): boolean {
+	if (kind === 'rate_limit') return true;
+	return kind === 'server' && (status === 502 || status === 503 || status === 504);
+}
+
+/** Whether a failure may pass by waiting: what isRetryableStatus says, or a dropped connection. */
+export function isTransient(failure: Pick<FailureFacts, 'kind' | 'status'>): boolean {
+	return failure.kind === 'network' || isRetryableStatus(failure.status, failure.kind);
 }
 
 /**
  * Whether a failed attempt may be sent again at all. A request that is not idempotent is repeated
- * only when the gateway certainly did not act on it (a 429, or a refused connection): after a
+ * only when the gateway certainly did not act on it (a 429, a refused connection): after a
  * 502/504 or a dropped connection the task may already exist, and a repeat would pay twice.
  */
-export function isSafeToRepeat(policy: Pick<RetryPolicy, 'idempotent'>, status?: number, networkCode?: string): boolean {
-	if (policy.idempotent !== false) return true;
-	return status === 429 || networkCode === 'ECONNREFUSED';
+export function isSafeToRepeat(policy: Pick<RetryPolicy, 'idempotent'>, failure: Pick<FailureFacts, 'mayHaveActed'>): boolean {
+	return policy.idempotent !== false || !failure.mayHaveActed;
 }
 
-/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now`. */
+/**
+ * Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now`. A value that is
+ * neither (negative, words) is no Retry-After at all; a date in the past is 0.
+ */
 export function parseRetryAfter(header: unknown, now: number): number | undefined {
 	if (header === undefined || header === null) return undefined;
 	const value = String(Array.isArray(header) ? header[0] : header).trim();
 	if (value === '') return undefined;
 	if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+	// Date.parse reads "-5" as the year -5: only a real HTTP date (it has a letter) counts.
+	if (!/[a-z]/i.test(value)) return undefined;
 	const date = Date.parse(value);
 	return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -65,4 +92,99 @@ export function retryDelayMs(
 	if (retryAfterMs !== undefined) return retryAfterMs;
 	const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);
 	return Math.round(step * (0.5 + random() * 0.5));
+}
+
+/**
+ * The wait before the next try after a 429: the gateway's Retry-After when it asks for a real
+ * wait; none when the execution's pace already spaces requests out (`paced`); else a backoff. A
+ * Retry-After of 0 is no reason to hammer the gateway: it backs off like none.
+ */
+export function rateLimitWaitMs(retry: number, retryAfterMs: number | undefined, paced: boolean, policy: RetryPolicy, random: () => number = Math.random): number {
+	if (retryAfterMs !== undefined && retryAfterMs > 0) return retryAfterMs;
+	return paced ? 0 : retryDelayMs(retry, undefined, policy, random);
+}
+
+export type RetryDecision =
+	| { retry: true; waitMs: number }
+	/** `final`: waiting does not help; `unsafe`: a paid request that may have acted; `spent`: every try used. */
+	| { retry: false; why: 'final' | 'unsafe' | 'spent' }
+	/** The gateway asks for a wait longer than any this node makes. */
+	| { retry: false; why: 'too_long'; waitMs: number; maxMs: number }
+	/** The wait would pass the call's deadline: `leftMs` is what was left of it. */
+	| { retry: false; why: 'past_deadline'; waitMs: number; leftMs: number };
+
+export interface RetryMoment {
+	now: number;
+	/** The call's deadline (epoch ms): no wait may pass it. */
+	notAfter: number;
+	/** The execution's pace already spaces requests out after a 429. */
+	paced: boolean;
+	random?: () => number;
+}
+
+/** Whether to try a failed call again, and after how long: the one retry rule. */
+export function decideRetry(failure: FailureFacts, count: RetryCount, policy: RetryPolicy, moment: RetryMoment): RetryDecision {
+	if (!isTransient(failure)) return { retry: false, why: 'final' };
+	if (!isSafeToRepeat(policy, failure)) return { retry: false, why: 'unsafe' };
+	const rateLimited = failure.kind === 'rate_limit';
+	if (rateLimited ? count.rateLimit >= policy.maxRateLimitRetries : count.other >= policy.maxRetries) return { retry: false, why: 'spent' };
+	const waitMs = rateLimited
+		? rateLimitWaitMs(count.rateLimit, failure.retryAfterMs, moment.paced, policy, moment.random)
+		: retryDelayMs(count.other, failure.retryAfterMs, policy, moment.random);
+	// The user's limit first: it is what ends the wait, whatever this node would wait at most.
+	if (moment.now + waitMs >= moment.notAfter) return { retry: false, why: 'past_deadline', waitMs, leftMs: Math.max(0, moment.notAfter - moment.now) };
+	if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) return { retry: false, why: 'too_long', waitMs: failure.retryAfterMs, maxMs: policy.maxRetryAfterMs };
+	return { retry: true, waitMs };
+}
+
+/** `1000` -> `1`, `250` -> `0.25`: seconds as a person writes them. */
+export function secondsText(ms: number): string {
+	return String(Math.round(ms / 10) / 100);
+}
+
+/** A wait the gateway asked for: whole seconds from 10 s on (an HTTP date is never exact), else as secondsText. */
+function waitText(ms: number): string {
+	return ms >= 10_000 ? String(Math.round(ms / 1000)) : secondsText(ms);
+}
+
+/** `4321` -> `4.3`: a time left, to a tenth of a second. */
+function leftText(ms: number): string {
+	return String(Math.max(0, Math.floor(ms / 100) / 10));
+}
+
+/** What a call that stopped retrying tried, in words: "3 tries in 4.2 s". */
+export function triesText(tries: number, waitedMs: number): string {
+	return `${tries} ${tries === 1 ? 'try' : 'tries'} in ${secondsText(waitedMs)} s`;
+}
+
+/**
+ * Why a retried call gave up, to follow its headline: what was waited (how long, how many tries),
+ * or that the gateway asked for more than the limit leaves. Undefined when nothing is to be said
+ * (a failure that waiting does not help).
+ */
+export function giveUpWords(decision: RetryDecision, failure: Pick<FailureFacts, 'retryAfterMs' | 'kind'>, tries: number, waitedMs: number, limitName: string): string | undefined {
+	if (decision.retry) return undefined;
+	const asked = failure.retryAfterMs !== undefined && failure.retryAfterMs > 0;
+	switch (decision.why) {
+		case 'past_deadline':
+			if (asked) return `the gateway asks to retry after ${waitText(decision.waitMs)} s, more than the ${leftText(decision.leftMs)} s left of ${limitName}`;
+			return `${triesText(tries, waitedMs)}; the next would come after the ${leftText(decision.leftMs)} s left of ${limitName}`;
+		case 'too_long':
+			return `the gateway asks to retry after ${waitText(decision.waitMs)} s, longer than this node waits for a retry (${secondsText(decision.maxMs)} s)`;
+		case 'spent':
+			return waitedMs > 0 ? `${triesText(tries, waitedMs)}, and waiting did not help` : triesText(tries, waitedMs);
+		default:
+			return undefined;
+	}
+}
+
+/**
+ * Why a request was not sent at all: the run's shared hold (a Retry-After another request got) or
+ * its pace would keep it past its limit.
+ */
+export function heldTooLongWords(reason: 'hold' | 'turn', waitMs: number, leftMs: number, limitName: string): string {
+	if (reason === 'hold') {
+		return `the gateway asks to retry after ${waitText(waitMs)} s (it rate-limited another request of this run), more than the ${leftText(leftMs)} s left of ${limitName}`;
+	}
+	return `the gateway's rate limit leaves this request its turn in ${secondsText(waitMs)} s, more than the ${leftText(leftMs)} s left of ${limitName}`;
 }

@@ -17,6 +17,37 @@ export class CancelledError extends Error {
 	}
 }
 
+/**
+ * A wait that would end after the caller's deadline, given up before it began: `waitMs` is how
+ * long it would have taken, `leftMs` what was left of the deadline.
+ */
+export class PastDeadline extends Error {
+	constructor(
+		readonly reason: 'hold' | 'turn',
+		readonly waitMs: number,
+		readonly leftMs: number,
+	) {
+		super(`a wait of ${waitMs} ms would pass the deadline (${leftMs} ms left)`);
+		this.name = 'PastDeadline';
+	}
+}
+
+/** `work`, or a CancelledError as soon as `signal` aborts (the work itself goes on unobserved). */
+export async function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+	if (!signal) return await work;
+	if (signal.aborted) throw new CancelledError();
+	let onAbort: (() => void) | undefined;
+	const aborted = new Promise<never>((_resolve, reject) => {
+		onAbort = () => reject(new CancelledError());
+		signal.addEventListener('abort', onAbort, { once: true });
+	});
+	try {
+		return await Promise.race([work, aborted]);
+	} finally {
+		if (onAbort) signal.removeEventListener('abort', onAbort);
+	}
+}
+
 export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 	if (signal?.aborted) throw new CancelledError();
 	if (ms <= 0) return;
@@ -53,8 +84,13 @@ export class BackoffGate {
 		return this.resumeAt;
 	}
 
-	async wait(signal?: AbortSignal): Promise<void> {
+	/**
+	 * Waits until the hold ends; a hold that ends after `notAfter` (the waiter's deadline) is not
+	 * waited for at all: PastDeadline, at once.
+	 */
+	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
 		for (let remaining = this.resumeAt - this.clock.now(); remaining > 0; remaining = this.resumeAt - this.clock.now()) {
+			if (notAfter !== undefined && this.resumeAt >= notAfter) throw new PastDeadline('hold', remaining, notAfter - this.clock.now());
 			await this.clock.sleep(remaining, signal);
 		}
 	}

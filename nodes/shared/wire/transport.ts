@@ -5,6 +5,10 @@
  * every failure into a typed GatewayError (errors.ts). Nothing here builds an n8n error: that
  * happens once, at the edge (edge.ts), where the text is masked.
  *
+ * The item's deadline (GatewayCall.notAfter) owns every wait of a call: attempts, 429 backoffs,
+ * Retry-After, the shared hold and the pace slot all end by it, and a wait that would pass it is
+ * not begun. The client's run scope (close) ends every wait and request once the run is over.
+ *
  * Why n8n's `httpRequest` and not `httpRequestWithAuthentication`: the authenticated helper
  * replaces a request's abort signal with the execution's, so a per-request deadline could not
  * stop a body that drips forever; and its redirect handling keeps the Authorization header on a
@@ -27,18 +31,21 @@ import {
 	httpError,
 	isAbortError,
 	isErrorShape,
+	isExpiredLinkStatus,
+	isRefusal,
 	networkError,
 	notAnObjectError,
 	quoteStart,
 	readErrorFields,
 	errorFromParsed,
+	storageMessage,
 } from '../failures/errors';
 import type { GatewayErrorInit } from '../failures/errors';
 import { SecretMasker } from '../credential/secrets';
-import { DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelayMs } from './retry';
-import type { RetryPolicy } from './retry';
+import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, parseRetryAfter, secondsText } from './retry';
+import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
-import { CancelledError, pause } from './timing';
+import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 
 export const CREDENTIAL_TYPE = 'gatewayApi';
@@ -66,10 +73,19 @@ export interface GatewayCall {
 	/** Headers of this call (e.g. `anthropic-version`); the credential's custom headers win. */
 	headers?: Record<string, string>;
 	itemIndex?: number;
-	/** Hard limit for one attempt, from sending to the last byte of the answer. */
+	/**
+	 * Hard limit for one attempt, from sending to the last byte of the answer; and, when `notAfter`
+	 * is not given, for the whole call from its start: every retry and every wait included.
+	 */
 	deadlineMs?: number;
-	/** An absolute time (epoch ms) no attempt or retry wait may pass, e.g. the end of Max Wait. */
+	/**
+	 * The item's deadline (epoch ms), the one owner of every wait of this call: no attempt, 429
+	 * backoff, Retry-After, shared hold or pace slot may pass it, and a wait that would is not
+	 * begun (the call fails at once, saying so). Default: `deadlineMs` from the call's start.
+	 */
 	notAfter?: number;
+	/** The deadline's name as the user knows it, for messages: "Timeout (Seconds)". */
+	limitName?: string;
 	/** Retry tuning, or false for a single attempt. `idempotent: false` for paid or state-changing requests. */
 	retry?: Partial<RetryPolicy> | false;
 	/** What the call does, for messages: "Creating the plant". */
@@ -93,6 +109,22 @@ interface RawResponse {
 }
 
 export const DEFAULT_DEADLINE_MS = 300_000;
+
+/** The fields of a call bounded by an item's deadline of `ms` from now, named as the user knows it. */
+export function itemDeadline(ms: number, limitName: string, now = Date.now()): Pick<GatewayCall, 'notAfter' | 'limitName'> {
+	return { notAfter: now + ms, limitName };
+}
+
+/** A call's deadline: when, what it is called, and how long it was at the call's start. */
+interface CallLimit {
+	notAfter: number;
+	name: string;
+	ms: number;
+}
+
+/** What a paid request's error says when it may have acted; composed once, when the call gives up. */
+const MAY_HAVE_GONE_THROUGH = 'The request may have gone through even so.';
+const NOT_SENT_AGAIN = 'The request may have gone through even so: it was not sent again, so as not to pay twice.';
 const ERROR_BODY_LIMIT = 64 * 1024;
 /** A JSON answer larger than this is not a gateway answer of any endpoint here. */
 const JSON_BODY_LIMIT = 64 * 1024 * 1024;
@@ -105,10 +137,6 @@ export function headerValue(headers: Record<string, unknown> | undefined, name: 
 	return value === undefined || value === null ? '' : String(value);
 }
 
-/** `1000` -> `1`, `250` -> `0.25`: seconds as a person writes them. */
-function seconds(ms: number): string {
-	return String(Math.round(ms / 10) / 100);
-}
 
 function tryParse(text: string, parse: (text: string) => unknown): { ok: true; value: unknown } | { ok: false } {
 	try {
@@ -136,9 +164,14 @@ class AttemptSignal {
 	readonly signal: AbortSignal;
 	private readonly deadline: AbortSignal;
 
+	/**
+	 * `reportedMs`: the limit the messages name (the whole of the item's deadline when that, not
+	 * the attempt's own limit, cut the attempt short).
+	 */
 	constructor(
 		readonly deadlineMs: number,
 		private readonly cancel?: AbortSignal,
+		readonly reportedMs = deadlineMs,
 	) {
 		this.deadline = AbortSignal.timeout(Math.max(1, deadlineMs));
 		this.signal = cancel ? AbortSignal.any([this.deadline, cancel]) : this.deadline;
@@ -171,12 +204,33 @@ export class GatewayClient {
 	/** The execution's sending pace: adapts to the gateway's rate limit (pace.ts). */
 	readonly pace = new SendPace();
 	readonly masker: SecretMasker;
+	/** The run's scope: closed when the node's run is over (close), which ends every wait and request. */
+	private readonly run = new AbortController();
+	/** A Stop of the execution, or the end of the run: what every wait and attempt ends on. */
+	private readonly stop: AbortSignal;
 
 	private constructor(
 		private readonly ctx: GatewayContext,
 		private readonly settings: GatewaySettings,
 	) {
 		this.masker = new SecretMasker([settings.apiKey, ...Object.values(settings.customHeaders)]);
+		const cancel = this.cancelSignal;
+		this.stop = cancel ? AbortSignal.any([cancel, this.run.signal]) : this.run.signal;
+	}
+
+	/**
+	 * Ends the run's scope: every pending wait (backoff, Retry-After, shared hold, pace slot) and
+	 * every request in flight ends at once, and no request of this client starts any more. The item
+	 * runner calls it when the node's run returns or throws, so no paid request reaches the gateway
+	 * after the run that would receive its answer has ended.
+	 */
+	close(): void {
+		this.run.abort();
+	}
+
+	/** Whether the run's scope was closed (close). */
+	get closed(): boolean {
+		return this.run.signal.aborted;
 	}
 
 	/** Reads and checks the credential before any request is sent. */
@@ -278,16 +332,17 @@ export class GatewayClient {
 
 	/** The retry loop around one call; `take` consumes a 2xx answer within the attempt's deadline. */
 	private async send<R>(call: GatewayCall, take: (response: RawResponse, attempt: AttemptSignal) => Promise<R>): Promise<R> {
-		const policy: RetryPolicy = call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
+		const policy: RetryPolicy = call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0, maxRateLimitRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
 		const what = call.what ?? 'The gateway request';
-		const cancel = this.cancelSignal;
-		const retries = { other: 0, rateLimit: 0 };
-		for (;;) {
-			let paced = false;
-			await call.pace?.wait(cancel).catch((error) => this.rethrowCancel(error, call));
-			await this.pace.wait(cancel).catch((error) => this.rethrowCancel(error, call));
-			const attempt = new AttemptSignal(this.attemptDeadline(call), cancel);
+		const started = Date.now();
+		const limit = this.limitOf(call, started);
+		const count: RetryCount = { rateLimit: 0, other: 0 };
+		let last: GatewayError | undefined;
+		for (let tries = 1; ; tries++) {
+			await this.waitForTurn(call, limit, last);
+			const attempt = this.newAttempt(call, limit);
 			const sentAt = this.pace.now();
+			let paced = false;
 			let failure: GatewayError;
 			try {
 				const response = await this.attempt(call, attempt);
@@ -300,50 +355,86 @@ export class GatewayClient {
 				else failure = error;
 			}
 			if (failure.kind === 'cancelled') throw failure;
-			const delay = this.retryDelay(failure, retries, policy, call, paced);
-			if (delay === undefined) {
-				if (policy.idempotent === false && failure.mayHaveActed) {
-					failure.hint = `The request may have gone through even so: it was not sent again, so as not to pay twice. ${failure.hint ?? ''}`.trim();
-				}
-				throw failure;
-			}
-			// A 429 is about the account, not this item: the pace (shared by the batch) slows down; a
-			// Retry-After, or a 429 before anything got through, holds the whole batch.
-			if (failure.kind === 'rate_limit' && delay > 0) this.pace.holdFor(delay);
-			await pause(delay, cancel).catch((error) => this.rethrowCancel(error, call));
+			// A Retry-After is about the account, not this item: the whole batch holds, whether or not this item waits for it.
+			if (failure.kind === 'rate_limit' && failure.retryAfterMs !== undefined && failure.retryAfterMs > 0) this.pace.holdFor(failure.retryAfterMs);
+			const decision = decideRetry(failure, count, policy, { now: Date.now(), notAfter: limit.notAfter, paced });
+			if (!decision.retry) throw this.finalFailure(failure, decision, policy, call, limit, tries, Date.now() - started);
+			if (failure.kind === 'rate_limit') count.rateLimit++;
+			else count.other++;
+			// A 429 before anything got through backs the whole batch off, not this item alone.
+			if (failure.kind === 'rate_limit' && decision.waitMs > 0) this.pace.holdFor(decision.waitMs);
+			last = failure;
+			await pause(decision.waitMs, this.stop).catch((error) => this.rethrowCancel(error, call, failure.mayHaveActed));
 		}
 	}
 
-	/** How long to wait before the next attempt, or undefined when this failure is final. */
-	private retryDelay(failure: GatewayError, retries: { other: number; rateLimit: number }, policy: RetryPolicy, call: GatewayCall, paced: boolean): number | undefined {
-		if (policy.maxRetries === 0) return undefined;
-		if (failure.kind === 'rate_limit') {
-			// Refused before any work: sent again in its turn of the slowed pace, many times if need
-			// be; with no pace yet (nothing got through) after a backoff.
-			const retry = retries.rateLimit++;
-			if (retry >= policy.maxRateLimitRetries) return undefined;
-			if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) return undefined;
-			const wait = failure.retryAfterMs ?? (paced ? 0 : retryDelayMs(retry, undefined, policy));
-			if (call.notAfter !== undefined && Date.now() + wait >= call.notAfter) return undefined;
-			return wait;
-		}
-		const retry = retries.other++;
-		if (retry >= policy.maxRetries) return undefined;
-		// A request that used up its own deadline is not tried again: the deadline is the user's limit.
-		const transient = failure.kind === 'network' || (failure.kind === 'server' && [502, 503, 504].includes(failure.status ?? 0));
-		if (!transient) return undefined;
-		// A paid or state-changing request is sent again only when the gateway surely did not act on it.
-		if (policy.idempotent === false && failure.mayHaveActed) return undefined;
-		if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) return undefined;
-		const delay = retryDelayMs(retry, failure.retryAfterMs, policy);
-		if (call.notAfter !== undefined && Date.now() + delay >= call.notAfter) return undefined;
-		return delay;
+	/** The call's deadline: the item's (notAfter), else its own deadlineMs from its start. */
+	private limitOf(call: GatewayCall, started: number): CallLimit {
+		const notAfter = call.notAfter ?? started + (call.deadlineMs ?? DEFAULT_DEADLINE_MS);
+		const ms = Math.max(0, notAfter - started);
+		return { notAfter, ms, name: call.limitName ?? `the ${secondsText(ms)} s limit of this request` };
 	}
 
-	private attemptDeadline(call: GatewayCall): number {
-		const deadline = call.deadlineMs ?? DEFAULT_DEADLINE_MS;
-		if (call.notAfter === undefined) return deadline;
-		return Math.max(1, Math.min(deadline, call.notAfter - Date.now()));
+	/**
+	 * Waits for the call's turn (the shared hold after a 429, the execution's pace, the call's own
+	 * pace) within its deadline: a turn that would come after it fails the call at once, saying so.
+	 * Nothing starts once the run is over.
+	 */
+	private async waitForTurn(call: GatewayCall, limit: CallLimit, last: GatewayError | undefined): Promise<void> {
+		if (this.stop.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
+		const deadline = AbortSignal.timeout(Math.max(1, limit.notAfter - Date.now()));
+		const signal = AbortSignal.any([this.stop, deadline]);
+		let waitError: unknown;
+		try {
+			await call.pace?.wait(signal, limit.notAfter);
+			await this.pace.wait(signal, limit.notAfter);
+		} catch (error) {
+			waitError = error;
+		}
+		if (this.stop.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
+		if (waitError === undefined) return;
+		if (!(waitError instanceof PastDeadline) && !deadline.aborted) throw waitError;
+		// Known at once (the hold or the slot comes too late), or the deadline came while queued.
+		const words =
+			waitError instanceof PastDeadline
+				? heldTooLongWords(waitError.reason, waitError.waitMs, waitError.leftMs, limit.name)
+				: `the gateway's rate limit kept this request waiting for its turn until the end of ${limit.name}`;
+		throw new GatewayError({
+			kind: 'rate_limit',
+			headline: `${call.what ?? 'The gateway request'} failed: ${words}`,
+			hint: 'Lower the Concurrency option, or run again later.',
+			mayHaveActed: last?.mayHaveActed ?? false,
+			...this.errorExtra(call),
+		});
+	}
+
+	/** One attempt's limit: its own deadline, cut to what is left of the call's. */
+	private newAttempt(call: GatewayCall, limit: CallLimit): AttemptSignal {
+		const own = call.deadlineMs ?? DEFAULT_DEADLINE_MS;
+		const left = limit.notAfter - Date.now();
+		if (left >= own) return new AttemptSignal(own, this.stop);
+		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms));
+	}
+
+	/**
+	 * The error a call gives up with: what was waited (how long, how many tries, or that the gateway
+	 * asks for longer than the limit leaves), and, for a request that may have acted, that it may
+	 * have gone through (and, when paid, that it was not sent again). Composed here, once.
+	 */
+	private finalFailure(failure: GatewayError, decision: RetryDecision, policy: RetryPolicy, call: GatewayCall, limit: CallLimit, tries: number, waitedMs: number): GatewayError {
+		const what = call.what ?? 'The gateway request';
+		const words = decision.retry || (decision.why === 'spent' && tries === 1) ? undefined : giveUpWords(decision, failure, tries, waitedMs, limit.name);
+		const sentBody = call.body !== undefined && (call.method ?? 'POST') !== 'GET';
+		const said = failure.hint?.replace(MAY_HAVE_GONE_THROUGH, '').trim() || undefined;
+		const acted = failure.mayHaveActed && sentBody ? (policy.idempotent === false ? NOT_SENT_AGAIN : MAY_HAVE_GONE_THROUGH) : undefined;
+		const hint = [acted, said].filter(Boolean).join(' ') || undefined;
+		if (words === undefined && hint === failure.hint) return failure;
+		let headline = failure.headline;
+		if (words !== undefined) {
+			// "The gateway asks to retry after 60 s, more than …" says the rate limit all by itself.
+			headline = failure.kind === 'rate_limit' && words.startsWith('the gateway asks') ? `${what} failed: ${words}` : `${failure.headline}; ${words}`;
+		}
+		return failure.with({ headline, hint });
 	}
 
 	/** One attempt, following redirects hop by hop; the answer is a non-redirect status. */
@@ -429,8 +520,8 @@ export class GatewayClient {
 		let text = '';
 		try {
 			text = (await this.readBody(response.body, attempt, call, ERROR_BODY_LIMIT, true)).toString('utf8');
-		} catch (error) {
-			if (attempt.cancelled) return this.cancelled(call);
+		} catch {
+			if (attempt.cancelled) return this.cancelled(call, call.body !== undefined);
 			// A dropped error body still leaves the status code to report.
 		}
 		const status = response.statusCode;
@@ -440,8 +531,8 @@ export class GatewayClient {
 		const mayHaveActed = status >= 500 || status === 408;
 		const host = hostOf(this.url(call.path));
 		const fromFileHost = !isSameOrigin(this.url(call.path), this.baseUrl);
-		if (fromFileHost && (status === 403 || status === 404 || status === 410)) {
-			const said = /<Message>([^<]{1,200})<\/Message>/.exec(text)?.[1];
+		if (fromFileHost && isExpiredLinkStatus(status)) {
+			const said = storageMessage(text);
 			return new GatewayError({
 				kind: 'not_found',
 				headline: `${what} failed: the link has expired or is gone (${host} answered HTTP ${status})`,
@@ -452,8 +543,7 @@ export class GatewayClient {
 		}
 		const failure = httpError(what, status, text, contentType, this.errorExtra(call, { status, mayHaveActed, retryAfterMs }));
 		// A refusal says the gateway did nothing, whatever the status (a 503 "no channel for this model").
-		if (['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'not_found'].includes(failure.kind)) failure.mayHaveActed = false;
-		return failure;
+		return isRefusal(failure.kind) && failure.mayHaveActed ? failure.with({ mayHaveActed: false }) : failure;
 	}
 
 	/**
@@ -488,29 +578,35 @@ export class GatewayClient {
 	/** A failure while sending or reading: a Stop, the deadline, or the network. */
 	private readFailure(error: unknown, attempt: AttemptSignal, call: GatewayCall, what: string): GatewayError {
 		if (error instanceof GatewayError) return error;
-		if (attempt.cancelled) return this.cancelled(call);
+		if (attempt.cancelled) return this.cancelled(call, call.body !== undefined);
 		const sentBody = call.body !== undefined && (call.method ?? 'POST') !== 'GET';
 		if (attempt.timedOut || (isAbortError(error) && !attempt.cancelled)) {
 			return new GatewayError({
 				kind: 'timeout',
-				headline: `${what} failed: no complete answer within ${seconds(attempt.deadlineMs)} s`,
-				hint: sentBody ? 'The request may have gone through even so.' : undefined,
+				headline: `${what} failed: no complete answer within ${secondsText(attempt.reportedMs)} s`,
+				hint: sentBody ? MAY_HAVE_GONE_THROUGH : undefined,
 				mayHaveActed: sentBody,
 				...this.errorExtra(call),
 			});
 		}
 		const failure = networkError(what, error, hostOf(this.url(call.path)), this.errorExtra(call));
-		if (!sentBody) failure.mayHaveActed = false;
-		else if (failure.mayHaveActed && !failure.hint) failure.hint = 'The request may have gone through even so.';
-		return failure;
+		if (!sentBody) return failure.mayHaveActed ? failure.with({ mayHaveActed: false }) : failure;
+		return failure.mayHaveActed && !failure.hint ? failure.with({ hint: MAY_HAVE_GONE_THROUGH }) : failure;
 	}
 
-	private cancelled(call: GatewayCall): GatewayError {
-		return new GatewayError({ kind: 'cancelled', headline: `${call.what ?? 'The gateway request'} was cancelled`, mayHaveActed: call.body !== undefined, ...this.errorExtra(call) });
+	/**
+	 * A Stop, or the end of the run. `mayHaveActed`: a request was in flight (or an earlier attempt
+	 * may have acted); one stopped while it waited for a retry after a 429 was refused, nothing more.
+	 */
+	private cancelled(call: GatewayCall, mayHaveActed: boolean): GatewayError {
+		const what = call.what ?? 'The gateway request';
+		// The run's scope closed (another item failed the run) rather than a Stop.
+		const ended = this.closed && this.cancelSignal?.aborted !== true;
+		return new GatewayError({ kind: 'cancelled', headline: ended ? `${what} was stopped: the run had ended` : `${what} was cancelled`, mayHaveActed, ...this.errorExtra(call) });
 	}
 
-	private rethrowCancel(error: unknown, call: GatewayCall): never {
-		if (error instanceof CancelledError || isAbortError(error)) throw this.cancelled(call);
+	private rethrowCancel(error: unknown, call: GatewayCall, mayHaveActed: boolean): never {
+		if (error instanceof CancelledError || isAbortError(error)) throw this.cancelled(call, mayHaveActed);
 		throw error;
 	}
 }

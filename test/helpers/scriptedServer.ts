@@ -1,0 +1,68 @@
+/**
+ * A loopback HTTP server whose every answer a test scripts (e.g. a gateway that always says 429,
+ * with any Retry-After), and that logs when each request arrived: what tests of deadlines and of
+ * "no request after the run ended" read.
+ */
+import * as http from 'http';
+import type { AddressInfo } from 'net';
+
+export interface ScriptedRequest {
+	method: string;
+	path: string;
+	body: string;
+	/** Date.now() when the request's body had arrived. */
+	time: number;
+}
+
+export interface Answer {
+	status: number;
+	headers?: Record<string, string>;
+	body?: string;
+	/** Milliseconds to wait before answering. */
+	delayMs?: number;
+}
+
+export interface ScriptedServer {
+	baseUrl: string;
+	requests: ScriptedRequest[];
+	close(): Promise<void>;
+}
+
+export async function startScriptedServer(answer: (request: ScriptedRequest, count: number) => Answer): Promise<ScriptedServer> {
+	const requests: ScriptedRequest[] = [];
+	const timers = new Set<NodeJS.Timeout>();
+	const server = http.createServer((req, res) => {
+		const parts: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => parts.push(chunk));
+		req.on('end', () => {
+			const request = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(parts).toString('utf8'), time: Date.now() };
+			requests.push(request);
+			const { status, headers = {}, body = '', delayMs = 0 } = answer(request, requests.length);
+			const send = () => {
+				if (res.destroyed) return;
+				res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
+			};
+			if (delayMs <= 0) return send();
+			const timer = setTimeout(() => {
+				timers.delete(timer);
+				send();
+			}, delayMs);
+			timers.add(timer);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	return {
+		baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+		requests,
+		close: async () => {
+			for (const timer of timers) clearTimeout(timer);
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		},
+	};
+}
+
+/** A bare 429, with a Retry-After header when one is given. */
+export function tooManyRequests(retryAfter?: string): Answer {
+	return { status: 429, headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter }, body: '' };
+}
