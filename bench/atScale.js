@@ -142,7 +142,7 @@ async function measureSlowVideos({ runtime, key, out, log, row, id, count, refus
 			: undefined;
 	const ours =
 		`${makespanMs === undefined ? `> ${fmtS(cutoffMs)}` : fmtS(makespanMs)}; ${stillRunning.length} false "still running"` +
-		`${otherFailures ? `, ${otherFailures} other failures` : ''}; ${gaps.late} gaps > Poll Interval (longest ${fmtS(gaps.maxGapMs)}); ${gaps.neverChecked} never checked`;
+		`${otherFailures ? `, ${otherFailures} other failures` : ''}; ${gaps.late} gaps > Poll Interval (${gaps.lateFirst} of them before the first check; longest ${fmtS(gaps.maxGapMs)}); ${gaps.neverChecked} never checked`;
 	const figures = {
 		id, count, refuse: Boolean(refuse), limitMs, ideal, makespanMs, stillRunning: stillRunning.length, otherFailures, succeeded,
 		tasks: tasks.length, submittedTwice, gaps, refusedSubmits, refusedChecks, failure: run.failure,

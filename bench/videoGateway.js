@@ -194,6 +194,7 @@ function checkGaps(gateway, intervalMs, toleranceMs = 500) {
 	const histogram = GAP_BUCKETS.map((upTo) => ({ upTo, count: 0 }));
 	let maxGapMs = 0;
 	let late = 0;
+	let lateFirst = 0; // of `late`: the first check after the submit
 	let neverChecked = 0;
 	let checks = 0;
 	for (const task of gateway.tasks.values()) {
@@ -207,12 +208,15 @@ function checkGaps(gateway, intervalMs, toleranceMs = 500) {
 			const gap = check.at - previous;
 			previous = check.at;
 			maxGapMs = Math.max(maxGapMs, gap);
-			if (gap > intervalMs + toleranceMs) late++;
+			if (gap > intervalMs + toleranceMs) {
+				late++;
+				if (check === task.checks[0]) lateFirst++;
+			}
 			histogram.find((bucket) => gap <= bucket.upTo * intervalMs).count++;
 			if (check.status === 'SUCCESS') break;
 		}
 	}
-	return { histogram, maxGapMs, late, neverChecked, checks };
+	return { histogram, maxGapMs, late, lateFirst, neverChecked, checks };
 }
 
 /** The histogram as one table cell: `≤0.5×: 12 · 0.5–1×: 800 · … · never: 0`. */
