@@ -258,7 +258,7 @@ async function measureFileMemory({ runtime, key, out, log, row, id, kind, count,
 			ours: `${big.stoppedAt !== undefined ? '> ' : ''}${fmtMib(peak)} peak${big.ms !== undefined ? ` (${fmtS(big.ms)})` : ''}`,
 			baseline: `bound ${fmtMib(boundBytes)} = base ${fmtMib(base.peak)} (one item) + 2 × ${concurrency} × ${frameBytes / 1e6} MB${previousFigure(previous, id)}`,
 			ratio: peak / boundBytes,
-			ratioText: `${(peak / boundBytes).toFixed(2)}× (${(growthPerItem / MIB).toFixed(2)} MiB/item over base)`,
+			ratioText: `${big.stoppedAt !== undefined ? '> ' : ''}${(peak / boundBytes).toFixed(2)}×${big.stoppedAt !== undefined ? '' : ` (${(growthPerItem / MIB).toFixed(2)} MiB/item over base)`}`,
 			goal: '≤ 1×',
 			pass: peak <= boundBytes,
 			how:
