@@ -16,6 +16,8 @@ module.exports = {
 	projects: [
 		{ ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
 		{ ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+		// The generative hostile gateway (issue 18): a fixed seed here, more with `npm run fuzz`.
+		{ ...base, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
 		...LINES.map((line) => ({
 			...base,
 			displayName: `e2e-${line}`,

@@ -34,6 +34,7 @@ export async function complete(this: IExecuteFunctions): Promise<INodeExecutionD
 					what: WHAT,
 					text,
 					itemIndex,
+					json: input.json,
 					cutOff: json.finishReason === 'length',
 					fields: { text, model: json.model, finishReason: json.finishReason, usage: json.usage },
 				});

@@ -27,7 +27,7 @@ export const chatModelProperties: INodeProperties[] = [
 				type: 'number',
 				typeOptions: { minValue: 1, numberPrecision: 0 },
 				default: 4096,
-				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: the gateway decides.',
+				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
 				hint: 'At most 128000 (64000 for chat-haiku-4-5). Models the node does not know are not limited here.',
 			},
 			{

@@ -32,10 +32,11 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { CHAT_LIMIT, StreamFault, firstCharacter, readAll, streamFailure as chatStreamFailure } from '../shared/chat/chatCall';
+import { CHAT_LIMIT, StreamFault, firstCharacter, readAll, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
 import { asNodeError } from '../shared/failures/edge';
-import { GatewayError, isErrorShape, missingResultError } from '../shared/failures/errors';
+import { GatewayError, missingResultError } from '../shared/failures/errors';
 import { readServerSentEvents } from '../shared/wire/sse';
+import { headerValue } from '../shared/wire/transport';
 import type { GatewayClient } from '../shared/wire/transport';
 import { ChatCompletionStream } from '../shared/chat/completions';
 import type { ChatCompletion } from '../shared/chat/completions';
@@ -87,20 +88,6 @@ function checkedCompletion(completion: ChatCompletion): ChatCompletion {
 	const missing = replyProblem(completion);
 	if (missing) throw missingResultError(WHAT, missing, completion);
 	return completion;
-}
-
-/** A relay that ignored `stream` and answered with one JSON object. */
-function wholeAnswer(text: string): ChatCompletion {
-	let body: unknown;
-	try {
-		body = JSON.parse(text);
-	} catch {
-		throw StreamFault.broken('the gateway answered with neither an event stream nor JSON', text);
-	}
-	if (typeof body !== 'object' || body === null || Array.isArray(body)) throw StreamFault.broken('the gateway answered with JSON that is not an object', text);
-	// An error in place of the answer (`{"error":…}`, `{"success":false,…}`, …) reads as the same error would unstreamed.
-	if (isErrorShape(body)) throw StreamFault.reported(body);
-	return checkedCompletion(body as ChatCompletion);
 }
 
 type SdkBaseChatModel = typeof BaseChatModel;
@@ -184,9 +171,9 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			const body = response.body;
 			try {
 				// A stream is recognised by its body: relays send it as text/plain or with no type, and
-				// some ignore `stream` and answer with one JSON object.
-				if ((await firstCharacter(body)) === '{') {
-					const completion = wholeAnswer(await readAll(body));
+				// some ignore `stream` and answer with one JSON object (or with anything else).
+				if (!startsEventStream(await firstCharacter(body))) {
+					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(body)));
 					const text = generateResultOf(completion).message.content.find((part) => part.type === 'text');
 					if (text && text.type === 'text' && text.text !== '') yield { type: 'text-delta', delta: text.text };
 					yield* closingChunks(completion);

@@ -4,13 +4,13 @@
  */
 import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { readChatDeadline, readEffort, readOptionalNumber } from '../shared/chat/chatInput';
-import { findModel } from '../shared/panel/models';
+import { checkedMaxTokens, readChatDeadline, readEffort, readOptionalNumber } from '../shared/chat/chatInput';
 import { GatewayClient } from '../shared/wire/transport';
-import { fieldError, readInteger, readModelId } from '../shared/items/validate';
+import { readModelId } from '../shared/items/validate';
 import { gatewayChatModelClass } from './model';
 import { loadAiNodeSdk } from './sdk';
 import type { AiNodeSdk } from './sdk';
+import { keepInvalidToolCalls } from './invalidToolCalls';
 import { keepStreamedTokenUsage } from './usage';
 import type { ModelSettings } from './wire';
 
@@ -27,14 +27,8 @@ export function readModelInput(ctx: ISupplyDataFunctions, itemIndex: number): Mo
 	const fns = ctx as unknown as IExecuteFunctions;
 	const model = readModelId(fns, itemIndex);
 	const options = (ctx.getNodeParameter('options', itemIndex, {}) ?? {}) as IDataObject;
-	const settings: ModelSettings = { model };
-	if (options.maxTokens !== undefined && options.maxTokens !== null && options.maxTokens !== '') {
-		settings.maxTokens = readInteger(fns, itemIndex, options.maxTokens, 'Max Tokens', { min: 1 });
-		const limit = findModel(model)?.maxOutputTokens;
-		if (limit !== undefined && settings.maxTokens > limit) {
-			throw fieldError(fns, itemIndex, 'Max Tokens', `must be at most ${limit} for ${model}, not ${settings.maxTokens}`, `${model} writes at most ${limit} tokens per answer.`);
-		}
-	}
+	// Sent always (4096 unless set), as Gateway Chat does: relays into the native format require it.
+	const settings: ModelSettings = { model, maxTokens: checkedMaxTokens(fns, itemIndex, model, options.maxTokens) };
 	const temperature = readOptionalNumber(fns, itemIndex, options.temperature, 'Temperature', { min: 0, max: 2 });
 	if (temperature !== undefined) settings.temperature = temperature;
 	const effort = readEffort(fns, itemIndex, options.effort);
@@ -77,5 +71,5 @@ export async function supplyGatewayChatModel(ctx: ISupplyDataFunctions, itemInde
 		schemaOf: (tool) => sdk.getParametersJsonSchema(tool),
 	});
 	const supplied = sdk.supplyModel(ctx, model);
-	return { ...supplied, response: keepStreamedTokenUsage(supplied.response) };
+	return { ...supplied, response: keepInvalidToolCalls(keepStreamedTokenUsage(supplied.response)) };
 }

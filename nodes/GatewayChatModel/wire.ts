@@ -191,6 +191,37 @@ export function toolCallsOf(message: IDataObject): WireToolCall[] {
 	});
 }
 
+/** Why a call's arguments cannot be handed to its tool (not JSON, or JSON that is not an object); undefined when they can. */
+export function argumentsProblem(args: string): string | undefined {
+	let value: unknown;
+	try {
+		value = JSON.parse(args);
+	} catch {
+		// The parser's own message is left out: it quotes the arguments.
+		return 'not JSON (malformed, or cut off)';
+	}
+	if (typeof value === 'object' && value !== null && !Array.isArray(value)) return undefined;
+	return `not a JSON object (${value === null ? 'null' : Array.isArray(value) ? 'a list' : `a JSON ${typeof value}`})`;
+}
+
+/**
+ * A call as the SDK's content: a tool call, or, when its arguments cannot be run, an invalid tool
+ * call with the reason, which reaches the agent as LangChain's `invalid_tool_calls` and is never
+ * run (a guess such as `{}` or a repaired cut-off text would run the tool with what the model did
+ * not ask for).
+ */
+function callContent(call: WireToolCall): MessageContent {
+	const problem = argumentsProblem(call.function.arguments);
+	if (problem === undefined) return { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments };
+	return {
+		type: 'invalid-tool-call',
+		toolCallId: call.id,
+		name: call.function.name,
+		args: call.function.arguments,
+		error: `The arguments of the call of ${call.function.name} are ${problem}; the tool was not run.`,
+	};
+}
+
 /** What a whole answer lacks to be a reply: at least one choice with a message. */
 export function replyProblem(completion: IDataObject): string | undefined {
 	if (!Array.isArray(completion.choices) || completion.choices.length === 0) return 'choices';
@@ -206,7 +237,7 @@ export function generateResultOf(completion: IDataObject): GenerateResult {
 	const calls = toolCallsOf(message);
 	const text = contentText(message.content);
 	const content: MessageContent[] = text !== '' || calls.length === 0 ? [{ type: 'text', text }] : [];
-	for (const call of calls) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
+	for (const call of calls) content.push(callContent(call));
 	const providerMetadata: Record<string, unknown> = { finish_reason: choice.finish_reason ?? null };
 	const reasoning = contentText(message.reasoning_content ?? message.reasoning);
 	if (reasoning !== '') providerMetadata.reasoning_content = reasoning;
@@ -233,7 +264,11 @@ export function generateResultOf(completion: IDataObject): GenerateResult {
 export function closingChunks(completion: IDataObject): StreamChunk[] {
 	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
 	const message = (choice.message ?? {}) as IDataObject;
-	const chunks: StreamChunk[] = toolCallsOf(message).map((call) => ({ type: 'tool-call-delta', id: call.id, name: call.function.name, argumentsDelta: call.function.arguments }));
+	const chunks: StreamChunk[] = toolCallsOf(message).map((call): StreamChunk => {
+		const content = callContent(call);
+		// An invalid call goes whole as content: as tool-call pieces LangChain would repair and run it.
+		return content.type === 'tool-call' ? { type: 'tool-call-delta', id: call.id, name: call.function.name, argumentsDelta: call.function.arguments } : { type: 'content', content };
+	});
 	const finish: StreamChunk = { type: 'finish', finishReason: finishReasonOf(choice.finish_reason) };
 	const usage = usageOf(completion.usage);
 	if (usage) finish.usage = usage;

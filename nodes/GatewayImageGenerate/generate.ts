@@ -4,11 +4,15 @@
  */
 import type { IBinaryData, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { formatSize } from '../shared/files/attachments';
 import { bufferToBinary, downloadToBinary } from '../shared/files/binary';
 import { errorItem } from '../shared/failures/edge';
 import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
 import { runPerItem, settleConcurrent } from '../shared/items/itemRunner';
-import type { GatewayClient } from '../shared/wire/transport';
+import { jsonObjectAnswer } from '../shared/wire/transport';
+import type { GatewayCall, GatewayClient } from '../shared/wire/transport';
+import { ImageAnswerReader } from './inlineImages';
+import type { InlineImages } from './inlineImages';
 import { buildImageBody, readImageRequest } from './request';
 import type { ImageRequest } from './request';
 import { UNKNOWN_FILE, USAGE_FLAG, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
@@ -19,13 +23,67 @@ const DOWNLOADS_AT_ONCE = 4;
 const GENERATION_DEADLINE_MS = 300_000;
 /** The item's deadline (the request with its retries and waits), as messages name it. */
 const GENERATION_LIMIT = `the ${GENERATION_DEADLINE_MS / 1000} s limit for generating images`;
+const MB = 1024 * 1024;
+/**
+ * The largest answer kept. Its images are held decoded until n8n stores them, so the bound is what
+ * n8n can take (its database binary mode caps one file at 512 MB), not what JSON answers usually
+ * are: 1 GiB of answer is about 768 MiB of images.
+ */
+export const MAX_IMAGE_ANSWER_BYTES = 1024 * MB;
+/** The answer without its images' data: a few kilobytes of JSON. */
+const MAX_ANSWER_TEXT_BYTES = 64 * MB;
 
-async function imageFile(ctx: IExecuteFunctions, client: GatewayClient, image: PlannedImage, itemIndex: number): Promise<IBinaryData | undefined> {
+export interface ImageAnswerLimits {
+	maxAnswerBytes: number;
+	maxTextBytes: number;
+}
+
+/**
+ * Sends the paid generation request and reads its answer as it streams in, decoding each image
+ * as it arrives (inlineImages.ts). The answer is then judged as any JSON answer is.
+ */
+export async function requestImages(
+	client: GatewayClient,
+	call: GatewayCall,
+	limits: ImageAnswerLimits = { maxAnswerBytes: MAX_IMAGE_ANSWER_BYTES, maxTextBytes: MAX_ANSWER_TEXT_BYTES },
+): Promise<{ answer: ImageAnswer; images: InlineImages }> {
+	const what = call.what ?? 'Generating the images';
+	const response = await client.stream(call);
+	const reader = new ImageAnswerReader(limits.maxAnswerBytes, limits.maxTextBytes);
+	const extra = client.errorExtra(call, { status: response.status });
+	try {
+		for await (const chunk of response.body) {
+			if (reader.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))) continue;
+			throw new GatewayError({
+				kind: 'protocol',
+				headline: `${what} failed: the answer is larger than ${formatSize(limits.maxAnswerBytes)} (${formatSize(limits.maxTextBytes)} without its images), more than the node keeps`,
+				hint: 'The gateway answered, so it may have generated (and billed) the images. Ask for fewer images per item, or for links (Response Format: URL), which are downloaded one by one.',
+				mayHaveActed: true,
+				...extra,
+			});
+		}
+	} catch (error) {
+		response.body.destroy();
+		throw error instanceof GatewayError ? error : response.failure(error);
+	}
+	const answer = jsonObjectAnswer<ImageAnswer>({ status: response.status, headers: response.headers, body: reader.text() }, what, extra);
+	return { answer, images: reader.images };
+}
+
+async function imageFile(ctx: IExecuteFunctions, client: GatewayClient, image: PlannedImage, itemIndex: number, inline: InlineImages): Promise<IBinaryData | undefined> {
 	const what = `Downloading image ${image.index} of item ${itemIndex}`;
 	if (image.base64 !== undefined) {
-		const bytes = Buffer.from(image.base64, 'base64');
-		if (bytes.length === 0) throw new GatewayError({ kind: 'protocol', headline: `The gateway sent image ${image.index} as empty Base64 data`, itemIndex });
-		return await bufferToBinary(ctx, bytes, { baseName: image.baseName, fallback: UNKNOWN_FILE });
+		const decoded = inline.take(image.base64);
+		if (decoded.bytes === undefined) {
+			throw new GatewayError({
+				kind: 'protocol',
+				headline: `Decoding image ${image.index} of item ${itemIndex} failed: the gateway sent it as b64_json that ${decoded.problem}`,
+				hint: 'The gateway generated (and billed) the image but sent data that is no image file. Run the item again, or ask for links (Response Format: URL).',
+				mayHaveActed: true,
+				itemIndex,
+			});
+		}
+		return await bufferToBinary(ctx, decoded.bytes, { baseName: image.baseName, fallback: UNKNOWN_FILE });
 	}
 	if (image.download === undefined) return undefined;
 	return await downloadToBinary(ctx, client, {
@@ -53,7 +111,7 @@ function keptImages(items: INodeExecutionData[]): string {
  */
 async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, request: ImageRequest, itemIndex: number): Promise<INodeExecutionData[]> {
 	const what = 'Generating the images';
-	const answer = await client.json<ImageAnswer>({
+	const { answer, images: inline } = await requestImages(client, {
 		method: 'POST',
 		path: '/v1/images/generations',
 		body: buildImageBody(request),
@@ -68,7 +126,7 @@ async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, re
 
 	const images = planImages(answer, request, client.groupMultiplier);
 	const settled = await settleConcurrent(images, DOWNLOADS_AT_ONCE, async (image) => {
-		const file = await imageFile(ctx, client, image, itemIndex);
+		const file = await imageFile(ctx, client, image, itemIndex, inline);
 		return file ? { json: image.json, binary: { [request.binaryPropertyName]: file } } : { json: image.json };
 	});
 	const good = settled.flatMap((entry) => ('value' in entry ? [entry.value] : []));

@@ -4,7 +4,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { loadAttachments } from '../shared/files/attachments';
 import { callChat } from '../shared/chat/chatCall';
 import { runPerItem } from '../shared/items/itemRunner';
-import { jsonReplyData } from '../shared/chat/jsonReply';
+import { checkedJsonValue, jsonReplyData } from '../shared/chat/jsonReply';
+import type { JsonRequest } from '../shared/chat/jsonReply';
 import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem, toolInput } from './reply';
 import type { NativeMessage } from './reply';
 import { MESSAGES_HEADERS, RESPOND_TOOL, messagesRequestBody, prepareMessagesInput } from './request';
@@ -15,21 +16,13 @@ const WHAT = 'The messages request';
  * `json.data` of a JSON answer: the input of the `respond` tool call (see request.ts for why the
  * answer comes as a tool call), or, when the model answered in text instead, that text parsed.
  */
-function answerData(json: IDataObject, message: NativeMessage, itemIndex: number): unknown {
+function answerData(json: IDataObject, message: NativeMessage, request: JsonRequest, itemIndex: number): unknown {
 	const called = toolInput(message, RESPOND_TOOL);
-	if (called !== undefined) {
-		// The answer has no text of its own: `text` carries the JSON, as in Gateway Chat.
-		if (json.text === '') json.text = JSON.stringify(called);
-		return called;
-	}
+	// The answer has no text of its own: `text` carries the JSON, as in Gateway Chat.
+	if (called !== undefined && json.text === '') json.text = JSON.stringify(called);
 	const text = String(json.text ?? '');
-	return jsonReplyData({
-		what: WHAT,
-		text,
-		itemIndex,
-		cutOff: message.stop_reason === 'max_tokens',
-		fields: { text, model: json.model, stopReason: json.stopReason, usage: json.usage },
-	});
+	const reply = { what: WHAT, text, itemIndex, json: request, cutOff: message.stop_reason === 'max_tokens', fields: { text, model: json.model, stopReason: json.stopReason, usage: json.usage } };
+	return called !== undefined ? checkedJsonValue(reply, called) : jsonReplyData(reply);
 }
 
 export async function createMessage(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -51,7 +44,7 @@ export async function createMessage(this: IExecuteFunctions): Promise<INodeExecu
 			});
 			let json = messagesOutput(message);
 			// First, so that the output panel shows what the next node maps.
-			if (input.json) json = { data: answerData(json, message, itemIndex) as IDataObject, ...json };
+			if (input.json) json = { data: answerData(json, message, input.json, itemIndex) as IDataObject, ...json };
 			if (input.includeRawResponse) json.rawResponse = message;
 			return { json };
 		},

@@ -66,6 +66,7 @@ interface BlockParts {
 export class MessageEventStream implements ReplyStream<NativeMessage> {
 	readonly endMark = 'message_stop event';
 	private done = false;
+	private started = false;
 	private message: NativeMessage = {};
 	private readonly blocks: BlockParts[] = [];
 
@@ -74,12 +75,18 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 	}
 
 	take(event: ServerSentEvent): string | undefined {
+		// Relays that translate from chat-completions end with its end mark.
+		if (event.data.trim() === '[DONE]') {
+			this.done = true;
+			return undefined;
+		}
 		const payload = eventJson(event);
 		const type = typeof payload.type === 'string' ? payload.type : event.event;
 		// Nearly every event is a delta: it is looked for first.
 		if (type === 'content_block_delta') return this.takeDelta(Number(payload.index ?? 0), (payload.delta ?? {}) as IDataObject);
 		switch (type) {
 			case 'message_start':
+				this.started = true;
 				this.message = { ...((payload.message ?? {}) as NativeMessage) };
 				if (this.message.usage) this.message.usage = { ...this.message.usage };
 				return undefined;
@@ -102,8 +109,10 @@ export class MessageEventStream implements ReplyStream<NativeMessage> {
 		}
 	}
 
+	/** A stream without a message (no message_start, no block) rebuilds into a message without content: the same error as that answer unstreamed. */
 	reply(): NativeMessage {
 		const content = this.blocks.filter((parts) => parts !== undefined).map(finishBlock);
+		if (!this.started && content.length === 0) return { ...this.message };
 		return { ...this.message, content };
 	}
 

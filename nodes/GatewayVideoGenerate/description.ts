@@ -160,6 +160,7 @@ export const videoGenerateProperties: INodeProperties[] = [
 			typeOptions: { minValue: MIN_POLL_INTERVAL_SECONDS, maxValue: MAX_WAIT_LIMIT_SECONDS },
 			description:
 				'How long to wait for the task before giving up with an error that quotes the task ID (the task is not lost: fetch it later with Get Status or Download)',
+			hint: "Counts for each video from its own submit (waits for the gateway's rate limit included); the last status check comes at Max Wait",
 			displayOptions: showOptionFor(['generate']),
 		},
 		{

@@ -2,13 +2,20 @@
  * Generate: submit, wait, download, for all items at once. Every item's task is submitted
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
+ * Submits and status checks go in lanes of their own (lanes.ts), each with Concurrency slots and
+ * its own sending pace (the checks: Status Checks per Second, held by a Retry-After; the submits:
+ * the execution's adaptive pace): a 429 to a submit does not hold the checks back, nor the other
+ * way round.
+ * Downloads share the submit lane and go first. Max Wait counts for each task from its own submit
+ * (its 429 waits included): the submit, the checks and the download all end within it. A first
+ * frame is read and encoded when its item's submit goes out, and released after it.
  *
- * Every paid task stays findable. Each is logged at info level the moment it is created. A task
- * that fails, times out or cannot be checked becomes an error quoting its task id; with Continue
- * On Fail, an item carrying the task id and status. Without it, the first error stops the run
- * (nothing more is submitted, the loop stops) and lists every other submitted task, in its
- * description and in its data. A Stop ends the wait at once with one error listing every task
- * (n8n keeps no node output after a Stop, so the list is logged too).
+ * Every paid task stays findable. Each is logged at info level the moment it is created, its id in
+ * the log line's text. A task that fails, times out or cannot be checked becomes an error quoting
+ * its task id; with Continue On Fail, an item carrying the task id and status. Without it, the
+ * first error stops the run (nothing more is submitted, the loop stops) and lists every other
+ * submitted task, in its description and in its data. A Stop ends the wait at once with one error
+ * listing every task (n8n keeps no node output after a Stop, so the list is logged too).
  *
  * This loop is the node's own (not runPerItem: the items share one wait), but its errors leave
  * through the same edge, masked.
@@ -17,22 +24,30 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 
 import { asNodeError, errorItem } from '../shared/failures/edge';
 import { GatewayError } from '../shared/failures/errors';
-import { createLimiter, getConcurrency, prepareItems } from '../shared/items/itemRunner';
+import { getConcurrency, prepareItems } from '../shared/items/itemRunner';
 import { BUDGET_PACE, SendPace } from '../shared/wire/pace';
 import { GatewayClient } from '../shared/wire/transport';
 import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
+import { DOWNLOAD_PRIORITY, Lane, SUBMIT_PRIORITY } from './lanes';
+import { waitEndOf } from './pollDecision';
+import type { TaskOutcome } from './pollDecision';
 import { TaskPoller } from './poller';
-import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput } from './request';
+import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';
 import { VideoProgress } from './progress';
-import { mergeRecords } from './task';
+import { mergeRecords, shortTaskId } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
-import { downloadVideo, mayHaveCreatedTask, outcomeError, pollStatus, submitTask, videoItem } from './taskApi';
+import { downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
+import type { LogPlace } from './taskApi';
 
 export interface VideoRuntime {
 	/** Where the wait loop gets its time; tests pass a fake one. */
 	clock: Clock;
+	/** Called with the lanes of a run once they exist (tests and the benchmark read their peaks). */
+	onLanes?: (lanes: { submits: Lane; checks: Lane }) => void;
+	/** The clock moves only when the wait loop sleeps (a test's fake clock); default: any clock but the real one. */
+	virtualTime?: boolean;
 }
 
 export const defaultRuntime: VideoRuntime = { clock: realClock };
@@ -55,7 +70,7 @@ export function listTasks(tasks: Map<number, TaskRecord>): ListedTask[] {
 }
 
 function taskLine(task: ListedTask): string {
-	return `item ${task.item}: ${task.task_id} (${task.status}${task.progress ? `, ${task.progress}` : ''})`;
+	return `item ${task.item}: ${shortTaskId(task.task_id)} (${task.status}${task.progress ? `, ${task.progress}` : ''})`;
 }
 
 function itemList(items: number[]): string {
@@ -91,12 +106,42 @@ function resumedTask(taskId: string): SubmittedTask {
 	return { task_id: taskId, status: 'UNKNOWN' };
 }
 
-function executionIdOf(ctx: IExecuteFunctions): string | undefined {
-	try {
-		return typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
-	} catch {
-		return undefined;
+/** Task lines per log line: a run of 1,000 videos logs its list in readable pieces. */
+const TASKS_PER_LOG_LINE = 100;
+
+/**
+ * Warns with the run's task list in the message text itself (n8n's default log format prints only
+ * the message), in pieces of 100 tasks; the metadata keeps the list as data.
+ */
+function logTaskList(ctx: IExecuteFunctions, headline: string, listed: ListedTask[], place: LogPlace, masker: GatewayClient['masker'], extra: IDataObject = {}): void {
+	const logger = (ctx as Partial<IExecuteFunctions>).logger;
+	if (typeof logger?.warn !== 'function') return;
+	const pieces = Math.max(1, Math.ceil(listed.length / TASKS_PER_LOG_LINE));
+	for (let piece = 0; piece < pieces; piece++) {
+		const part = listed.slice(piece * TASKS_PER_LOG_LINE, (piece + 1) * TASKS_PER_LOG_LINE);
+		const counter = pieces > 1 ? ` [${piece + 1}/${pieces}]` : '';
+		const list = part.length ? `: ${part.map(taskLine).join('; ')}` : '';
+		logger.warn(masker.mask(`${headline} ${placeText(undefined, place)}${counter}${list}`), masker.maskDeep({ ...place, tasks: part, ...extra }));
 	}
+}
+
+/** A task that ended without its video but may still be running (and charged): its id in the log line's text. */
+function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: number, place: LogPlace, masker: GatewayClient['masker']): void {
+	if (outcome.kind !== 'timeout' && outcome.kind !== 'unreachable') return;
+	const logger = (ctx as Partial<IExecuteFunctions>).logger;
+	if (typeof logger?.warn !== 'function') return;
+	const why = outcome.kind === 'timeout' ? `is still running after ${Math.round(outcome.waitedMs / 1000)} s (Max Wait)` : 'could not be checked';
+	const text = `Model Gateway: video task ${shortTaskId(outcome.record.task_id)} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
+	logger.warn(masker.mask(text), masker.maskDeep({ ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status }));
+}
+
+/**
+ * The share of Concurrency each lane gets: submits (and downloads) and status checks each have
+ * Concurrency slots of their own, so neither waits for the other; how fast checks go is set by
+ * Status Checks per Second, and each lane keeps its own pace with the gateway.
+ */
+function lanesOf(concurrency: number): { submits: Lane; checks: Lane } {
+	return { submits: new Lane(concurrency), checks: new Lane(concurrency) };
 }
 
 async function generateAll(
@@ -105,19 +150,25 @@ async function generateAll(
 	items: Array<{ itemIndex: number; input: GenerateInput }>,
 	outputs: Map<number, INodeExecutionData[]>,
 ): Promise<void> {
+	const { clock } = runtime;
 	const client = await GatewayClient.create(ctx);
 	const node = ctx.getNode();
+	const place: LogPlace = { executionId: executionIdOf(ctx), node: node.name };
 	const continueOnFail = ctx.continueOnFail();
-	const limit = createLimiter(getConcurrency(ctx));
+	const lanes = lanesOf(getConcurrency(ctx));
+	runtime.onLanes?.(lanes);
 	const itemOfTask = new Map<string, number>();
-	const statusBudget = new SendPace(runtime.clock, BUDGET_PACE, readStatusBudget(ctx));
+	const statusBudget = new SendPace(clock, BUDGET_PACE, readStatusBudget(ctx));
+	/** An absolute time on the clock as the epoch time the transport's `notAfter` takes. */
+	const notAfterOf = (clockTime: number) => Date.now() + Math.max(1, clockTime - clock.now());
 	const poller = new TaskPoller({
-		clock: runtime.clock,
+		clock,
 		signal: client.cancelSignal,
-		limit,
+		limit: async (check, priority) => await lanes.checks.run(check, priority),
+		settleBeforeSleep: runtime.virtualTime ?? clock !== realClock,
 		poll: async (taskId, remainingMs) => {
 			const item = itemOfTask.get(taskId);
-			const answer = await pollStatus(client, taskId, item ?? 0, remainingMs, statusBudget);
+			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget);
 			const known = item === undefined ? undefined : tasks.get(item);
 			if ('task' in answer && known && item !== undefined) {
 				tasks.set(item, mergeRecords(known, answer.task));
@@ -138,64 +189,76 @@ async function generateAll(
 	const halted = () => firstFailure !== undefined || cancelled();
 
 	const runItem = async ({ itemIndex, input }: { itemIndex: number; input: GenerateInput }): Promise<INodeExecutionData> => {
-		const submitted = input.submit === undefined ? resumedTask(input.resumeTaskId) : await submitItem(itemIndex, input.submit);
+		const { task: submitted, submittedAt } =
+			input.submit === undefined ? { task: resumedTask(input.resumeTaskId), submittedAt: clock.now() } : await submitItem(itemIndex, input.submit, input.maxWaitMs);
 		const { model, ...record } = submitted;
 		itemOfTask.set(record.task_id, itemIndex);
 		tasks.set(itemIndex, record);
 		progress.update();
-		const outcome = await poller.watch(record, input);
+		const outcome = await poller.watch(record, { ...input, submittedAt });
 		tasks.set(itemIndex, outcome.record);
 		progress.update();
-		if (outcome.kind !== 'success') throw outcomeError(outcome, itemIndex);
+		if (outcome.kind !== 'success') {
+			logUnfinished(ctx, outcome, itemIndex, place, client.masker);
+			throw outcomeError(outcome, itemIndex);
+		}
 		const extra = { model: model ?? input.submit?.fields.model ?? null };
 		if (!input.binaryPropertyName) return videoItem(outcome.record, extra);
-		const binary = await limit(async () => await downloadVideo(ctx, client, outcome.record, itemIndex));
+		// The download too ends within the task's Max Wait.
+		const notAfter = notAfterOf(waitEndOf({ deadline: submittedAt + input.maxWaitMs }));
+		const binary = await lanes.submits.run(async () => await downloadVideo(ctx, client, outcome.record, itemIndex, notAfter), DOWNLOAD_PRIORITY);
 		return videoItem(outcome.record, extra, input.binaryPropertyName, binary);
 	};
 
-	const submitItem = async (itemIndex: number, submit: SubmitInput): Promise<SubmittedTask> =>
-		await limit(async () => {
+	const submitItem = async (itemIndex: number, submit: SubmitInput, maxWaitMs: number): Promise<{ task: SubmittedTask; submittedAt: number }> =>
+		await lanes.submits.run(async () => {
 			// Nothing more is paid for once the run is failing or cancelled.
 			if (halted()) {
 				notSubmitted.push(itemIndex);
 				throw new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
 			}
-			return await submitTask(ctx, client, submit.body, itemIndex).catch(async (error: unknown) => {
+			// Max Wait counts from here, the submit's 429 waits included.
+			const submittedAt = clock.now();
+			// The first frame is read and encoded now, and released with the body after the submit.
+			const body = await submitBody(ctx, itemIndex, submit);
+			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs).catch(async (error: unknown) => {
 				if (mayHaveCreatedTask(error)) unconfirmed.push(itemIndex);
 				return await Promise.reject(error);
 			});
-		});
+			return { task, submittedAt };
+		}, SUBMIT_PRIORITY);
 
-	await Promise.all(
-		items.map(async (entry) => {
-			try {
-				outputs.set(entry.itemIndex, [{ ...(await runItem(entry)), pairedItem: { item: entry.itemIndex } }]);
-			} catch (error) {
-				// A Stop is reported once, for the whole run, below.
-				if (cancelled()) return;
-				if (continueOnFail) {
-					outputs.set(entry.itemIndex, [errorItem(node, error, entry.itemIndex, client.masker)]);
-				} else if (!firstFailure) {
-					firstFailure = { error, itemIndex: entry.itemIndex };
-					poller.stop();
+	// The run's scope ends with the items: no retry wait of this run can send anything afterwards.
+	try {
+		await Promise.all(
+			items.map(async (entry) => {
+				try {
+					outputs.set(entry.itemIndex, [{ ...(await runItem(entry)), pairedItem: { item: entry.itemIndex } }]);
+				} catch (error) {
+					// A Stop is reported once, for the whole run, below.
+					if (cancelled()) return;
+					if (continueOnFail) {
+						outputs.set(entry.itemIndex, [errorItem(node, error, entry.itemIndex, client.masker)]);
+					} else if (!firstFailure) {
+						firstFailure = { error, itemIndex: entry.itemIndex };
+						poller.stop();
+					}
 				}
-			}
-		}),
-	);
-	await poller.finished();
+			}),
+		);
+		await poller.finished();
+	} finally {
+		client.close();
+	}
 	const listed = listTasks(tasks);
 
 	if (cancelled()) {
-		// n8n keeps nothing a node returns or throws after a Stop (see the README): the log keeps the list.
-		const logger = (ctx as Partial<IExecuteFunctions>).logger;
-		if (typeof logger?.warn === 'function') {
-			logger.warn('Model Gateway: video run stopped while tasks may still be running', {
-				executionId: executionIdOf(ctx),
-				node: node.name,
-				tasks: client.masker.maskDeep(listed),
-				unconfirmedItems: unconfirmed,
-			});
-		}
+		// n8n keeps nothing a node returns or throws after a Stop (see the README): the log keeps the
+		// list, in the text of its lines, and the execution's custom data keeps what fits.
+		progress.update();
+		logTaskList(ctx, `Model Gateway: video run stopped while ${listed.length} task${listed.length === 1 ? '' : 's'} may still be running`, listed, place, client.masker, {
+			unconfirmedItems: unconfirmed,
+		});
 		const paid = listed.length > 0 || unconfirmed.length > 0;
 		const error = new GatewayError({
 			kind: 'cancelled',
@@ -213,6 +276,7 @@ async function generateAll(
 		const { error, itemIndex } = firstFailure;
 		const others = otherTasksText(listed, itemIndex, unconfirmed, notSubmitted);
 		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
+		if (listed.length) logTaskList(ctx, `Model Gateway: video run failed at item ${itemIndex}; its tasks`, listed, place, client.masker);
 		if (error instanceof GatewayError) {
 			const hint = others ? (error.hint ? `${error.hint} ${others}` : others) : error.hint;
 			throw asNodeError(node, error.with({ hint, fields: { ...error.fields, ...extraFields } }), itemIndex, client.masker);

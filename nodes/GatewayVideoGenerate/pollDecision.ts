@@ -45,6 +45,7 @@ export function nextWakeAt(dueTimes: readonly number[], coalesceMs: number): num
 /** One task's waiting state between polls. */
 export interface WatchState {
 	record: TaskRecord;
+	/** When the task's submit went out (for a resumed task: when its wait began): Max Wait counts from here. */
 	submittedAt: number;
 	intervalMs: number;
 	/** submittedAt + Max Wait. */
@@ -57,7 +58,7 @@ export type PollAnswer = { task: TaskRecord } | { error: Error; passing: boolean
 
 export type TaskOutcome =
 	| { kind: 'success' | 'failure'; record: TaskRecord }
-	/** Still running when the next poll would have come after the deadline, or the wait's end came. */
+	/** Still running at the check at Max Wait, or the wait's end came; `waitedMs` since the submit. */
 	| { kind: 'timeout'; record: TaskRecord; waitedMs: number }
 	/** Polling failed for good: a permanent error, or a long run of passing ones. */
 	| { kind: 'unreachable'; record: TaskRecord; error: Error; failedPolls: number }
@@ -67,8 +68,8 @@ export type TaskOutcome =
 export type PollDecision = { outcome: TaskOutcome } | { nextPollAt: number; state: WatchState };
 
 /**
- * A poll due at the deadline still happens when the loop runs a little late (ticks gather tasks
- * due within a second of each other), so Max Wait counts whole intervals.
+ * A check sent within this time of the deadline is the last one (ticks gather tasks due within a
+ * second of each other, so the check planned at the deadline may go a little early).
  */
 export const DEADLINE_GRACE_MS = 1000;
 
@@ -83,15 +84,22 @@ export function waitEndOf(state: Pick<WatchState, 'deadline'>): number {
 	return state.deadline + DEADLINE_GRACE_MS + LAST_ANSWER_MS;
 }
 
-/** The timeout outcome: waited until the last poll, counted up to Max Wait at most. */
+/** The timeout outcome at `at`: the time really waited since the submit (not the time of the last check). */
 export function timeoutOutcome(state: WatchState, record: TaskRecord, at: number): TaskOutcome {
-	return { kind: 'timeout', record, waitedMs: Math.max(0, Math.min(at, state.deadline + DEADLINE_GRACE_MS) - state.submittedAt) };
+	return { kind: 'timeout', record, waitedMs: Math.max(0, at - state.submittedAt) };
+}
+
+/** The first check: one interval after the submit's answer, or at Max Wait when that comes first. */
+export function firstCheckAt(state: Pick<WatchState, 'intervalMs' | 'deadline'>, answeredAt: number): number {
+	return Math.min(answeredAt + state.intervalMs, state.deadline);
 }
 
 /**
  * After one poll sent at `tickAt` and answered (or failed) at `answeredAt`: finished, failed, given
- * up, or the next poll's time. No poll is planned past the deadline, so the loop never sleeps
- * after the last poll; and an answer that came only at the wait's end ends the wait.
+ * up, or the next poll's time: one interval later, or at Max Wait when that comes first, so a task
+ * is never reported still running without a check sent in its last interval. The check at Max
+ * Wait is the last; nothing sleeps after it, and an answer that came only at the wait's end ends
+ * the wait.
  */
 export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: number, answeredAt = tickAt): PollDecision {
 	let next: WatchState;
@@ -108,9 +116,13 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 		}
 		next = { ...state, failedPolls, failingSince };
 	}
-	const nextPollAt = tickAt + state.intervalMs;
-	if (nextPollAt > state.deadline + DEADLINE_GRACE_MS || answeredAt >= waitEndOf(state)) {
-		return { outcome: timeoutOutcome(state, next.record, tickAt) };
+	if (tickAt >= state.deadline - DEADLINE_GRACE_MS || answeredAt >= waitEndOf(state)) {
+		return { outcome: timeoutOutcome(state, next.record, answeredAt) };
 	}
-	return { nextPollAt, state: next };
+	// A Retry-After is about this check: the task's next one comes no sooner (the others go on,
+	// within the budget of checks per second; a gateway that 429s every other check at any rate
+	// would otherwise hold every task back).
+	const retryAfterMs = 'error' in answer ? (answer.error as { retryAfterMs?: number }).retryAfterMs : undefined;
+	const nextPollAt = Math.max(tickAt + state.intervalMs, retryAfterMs === undefined ? 0 : answeredAt + retryAfterMs);
+	return { nextPollAt: Math.min(nextPollAt, state.deadline), state: next };
 }

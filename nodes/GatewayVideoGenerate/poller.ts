@@ -1,20 +1,24 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
- * registered here, and one tick polls every task that is due (within the execution's
- * concurrency bound), so ten videos take about as long as the slowest, not ten times as long.
- * The first poll comes one interval after the submit, nothing sleeps after the last poll, and a
- * cancel stops the loop at once: no poll is sent after it. Max Wait is a hard limit: every poll is
- * told how long the task's wait has left, and no poll is sent once it is over. Time comes from an
- * injected Clock, so tests run the loop without waiting.
+ * registered here, and one loop sends the checks of every task that is due, each in the status
+ * lane (lanes.ts: checks never wait behind submits), earliest due first. A tick does not wait for
+ * its checks: a task submitted while others are being checked is checked on its own interval, from
+ * its own submit. The first check comes one interval after the submit (or at Max Wait, if sooner),
+ * the last one at Max Wait, nothing sleeps after it, and a cancel stops the loop at once: no check
+ * is sent after it. Max Wait is a hard limit that counts from the task's submit: every check is
+ * told when the task's wait ends, and none is sent once it is over. Time comes from an injected
+ * Clock, so tests run the loop without waiting.
  */
-import type { Limiter } from '../shared/items/itemRunner';
 import type { Clock } from '../shared/wire/timing';
-import { decideAfterPoll, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import { decideAfterPoll, firstCheckAt, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
 
 /** Tasks due within this time of the earliest one are polled in the same tick. */
 const COALESCE_MS = 1000;
+
+/** Runs a check in the status lane; `priority` is when it was due (the earliest goes first). */
+export type CheckLane = <T>(task: () => Promise<T>, priority: number) => Promise<T>;
 
 export interface PollerOptions {
 	clock: Clock;
@@ -25,18 +29,28 @@ export interface PollerOptions {
 	 * is what is left of the task's wait (in the clock's time): the request must not outlast it.
 	 */
 	poll(taskId: string, remainingMs: number): Promise<PollAnswer>;
-	/** Runs a request within the execution's concurrency bound. */
-	limit: Limiter;
+	/** Runs a check within the status lane's slots. */
+	limit: CheckLane;
+	/**
+	 * A virtual clock (tests) moves only when the loop sleeps: the loop then lets the checks on
+	 * their way finish before it sleeps, so time does not run ahead of real answers. A real clock
+	 * moves on its own, and the loop never waits for checks.
+	 */
+	settleBeforeSleep?: boolean;
 }
 
 export interface WatchSettings {
 	intervalMs: number;
 	maxWaitMs: number;
+	/** When the task's submit went out (the clock's time); Max Wait counts from here. Default: now. */
+	submittedAt?: number;
 }
 
 interface Watched {
 	state: WatchState;
 	dueAt: number;
+	/** A check of it is waiting for a slot or on its way. */
+	checking: boolean;
 	settle(outcome: TaskOutcome): void;
 }
 
@@ -44,9 +58,14 @@ export class TaskPoller {
 	private readonly tasks = new Set<Watched>();
 	/** Interrupts the loop's sleep on cancel or stop. */
 	private readonly wake = new AbortController();
+	/** Interrupts the loop's sleep when a check ends or a task comes in (its next due time changed). */
+	private nudge = new AbortController();
+	private nudged: () => void = () => undefined;
 	private halted?: 'cancelled' | 'stopped';
 	private running = false;
-	/** The wait loop while it runs, so the node can let its last polls finish before it returns. */
+	/** The checks on their way, so the node can let them finish before it returns. */
+	private readonly inFlight = new Set<Promise<void>>();
+	/** The wait loop while it runs. */
 	private loop: Promise<void> = Promise.resolve();
 
 	constructor(private readonly options: PollerOptions) {
@@ -59,7 +78,8 @@ export class TaskPoller {
 	async watch(initial: TaskRecord, settings: WatchSettings): Promise<TaskOutcome> {
 		return await new Promise<TaskOutcome>((resolve) => {
 			if (this.halted) return resolve({ kind: this.halted, record: initial });
-			const submittedAt = this.options.clock.now();
+			const now = this.options.clock.now();
+			const submittedAt = Math.min(settings.submittedAt ?? now, now);
 			const state: WatchState = {
 				record: initial,
 				submittedAt,
@@ -69,13 +89,15 @@ export class TaskPoller {
 			};
 			const task: Watched = {
 				state,
-				dueAt: submittedAt + settings.intervalMs,
+				dueAt: firstCheckAt(state, now),
+				checking: false,
 				settle: (outcome) => {
 					this.tasks.delete(task);
 					resolve(outcome);
 				},
 			};
 			this.tasks.add(task);
+			this.poke();
 			if (!this.running) {
 				this.running = true;
 				this.loop = this.run();
@@ -89,48 +111,83 @@ export class TaskPoller {
 	}
 
 	/**
-	 * Resolves once the loop has ended. After stop() the waits end at once, but the polls of the
-	 * current tick are still on their way: the node waits for them, so no request of its run is
-	 * left going after it has returned.
+	 * Resolves once the loop has ended and its checks are answered. After stop() the waits end at
+	 * once, but checks already sent are still on their way: the node waits for them, so no request
+	 * of its run is left going after it has returned.
 	 */
 	async finished(): Promise<void> {
 		await this.loop;
+		while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
 	}
 
 	private halt(kind: 'cancelled' | 'stopped'): void {
 		if (this.halted) return;
 		this.halted = kind;
 		this.wake.abort();
+		this.poke();
 		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
+	}
+
+	/** Wakes the loop to look at the due times again. */
+	private poke(): void {
+		this.nudge.abort();
+		this.nudged();
 	}
 
 	private async run(): Promise<void> {
 		const { clock } = this.options;
 		while (this.tasks.size > 0 && !this.halted) {
-			const wakeAt = nextWakeAt([...this.tasks].map((task) => task.dueAt), COALESCE_MS) as number;
+			this.nudge = new AbortController();
+			const changed = new Promise<void>((resolve) => (this.nudged = resolve));
+			const idle = [...this.tasks].filter((task) => !task.checking);
+			if (idle.length === 0) {
+				// Every task has a check on its way: wait for one to end (or a new task).
+				await changed;
+				continue;
+			}
+			if (this.options.settleBeforeSleep && this.inFlight.size > 0) {
+				await Promise.all([...this.inFlight]);
+				continue;
+			}
+			const wakeAt = nextWakeAt(idle.map((task) => task.dueAt), COALESCE_MS) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {
 				try {
-					await clock.sleep(sleepMs, this.wake.signal);
+					await clock.sleep(sleepMs, AbortSignal.any([this.wake.signal, this.nudge.signal]));
 				} catch {
-					// woken by halt(), which has settled every task already
+					// woken by halt() (every task is settled already) or by a change of due times
 				}
 				if (this.halted) break;
+				if (this.nudge.signal.aborted) continue;
 			}
 			const tickAt = clock.now();
-			const due = [...this.tasks].filter((task) => task.dueAt <= tickAt);
-			await Promise.all(due.map(async (task) => await this.options.limit(async () => await this.pollOnce(task, tickAt))));
+			for (const task of idle.filter((candidate) => candidate.dueAt <= tickAt && this.tasks.has(candidate))) this.check(task);
 		}
 		// Checked and cleared in one synchronous step, so a task added later restarts the loop.
 		this.running = false;
 	}
 
-	private async pollOnce(task: Watched, tickAt: number): Promise<void> {
+	/** Sends one check of `task` in the status lane, without holding up the loop. */
+	private check(task: Watched): void {
+		task.checking = true;
+		const sent = this.options
+			.limit(async () => await this.pollOnce(task), task.dueAt)
+			.catch(() => undefined)
+			.finally(() => {
+				task.checking = false;
+				this.inFlight.delete(sent);
+				this.poke();
+			});
+		this.inFlight.add(sent);
+	}
+
+	private async pollOnce(task: Watched): Promise<void> {
 		if (this.halted || !this.tasks.has(task)) return;
 		const { clock } = this.options;
-		const remainingMs = waitEndOf(task.state) - clock.now();
-		// A tick that waited for a free slot past the task's wait end sends nothing more.
-		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, tickAt));
+		const sentAt = clock.now();
+		const remainingMs = waitEndOf(task.state) - sentAt;
+		// A check that waited for a slot past the task's wait end sends nothing more.
+		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt));
 		let answer: PollAnswer;
 		try {
 			answer = await this.options.poll(task.state.record.task_id, remainingMs);
@@ -138,7 +195,7 @@ export class TaskPoller {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
-		const decision = decideAfterPoll(task.state, answer, tickAt, clock.now());
+		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now());
 		if ('outcome' in decision) return task.settle(decision.outcome);
 		task.state = decision.state;
 		task.dueAt = decision.nextPollAt;

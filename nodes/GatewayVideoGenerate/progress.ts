@@ -7,7 +7,7 @@
  */
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { phaseOf } from './task';
+import { phaseOf, shortTaskId } from './task';
 import type { TaskRecord } from './task';
 
 /** n8n logs an error and keeps no more for longer custom-data values. */
@@ -35,8 +35,8 @@ export class VideoProgress {
 		const summary = `${count('success')}/${this.total} done${failed ? `, ${failed} failed` : ''}, ${running.length} waiting`;
 		const ids: string[] = [];
 		for (const record of records) {
-			if (`${summary}: ${[...ids, record.task_id].join(' ')} +999 more`.length > VALUE_LIMIT) break;
-			ids.push(record.task_id);
+			if (`${summary}: ${[...ids, shortTaskId(record.task_id)].join(' ')} +999 more`.length > VALUE_LIMIT) break;
+			ids.push(shortTaskId(record.task_id));
 		}
 		const rest = records.length - ids.length;
 		return { summary, value: `${summary}: ${ids.join(' ')}${rest ? ` +${rest} more` : ''}` };

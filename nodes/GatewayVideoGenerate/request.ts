@@ -6,8 +6,10 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { attachmentType, formatSize } from '../shared/files/attachments';
+import { imageDataUrlProblem } from '../shared/files/base64';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
+import { shortTaskId, taskIdProblem } from './task';
 
 export const DEFAULT_VIDEO_MODEL = 'video-2-0-fast-260128';
 /** The interface document (docs/gateway-interface.md) asks for 5 to 10 seconds between polls; faster is refused. */
@@ -57,8 +59,11 @@ export function checkImageUrl(link: string): boolean {
 	}
 }
 
-/** The binary image as `data:<type from its bytes>;base64,…`. */
-async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<string> {
+/**
+ * Checks that the item has the binary field, before any request, without reading its bytes: 120
+ * items of a 10 MB frame held as data URLs from the start took 2.9 GB (issue 19).
+ */
+function checkFrameField(ctx: IExecuteFunctions, itemIndex: number, property: string): void {
 	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
 	if (!binary[property]) {
 		const has = Object.keys(binary);
@@ -71,20 +76,38 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 		);
 	}
 	ctx.helpers.assertBinaryData(itemIndex, property);
+	// The size n8n recorded for the file, where it did: a frame too big is refused before any request.
+	const recorded = (binary[property] as { bytes?: unknown }).bytes;
+	if (typeof recorded === 'number' && recorded > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, recorded);
+}
+
+function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number): Error {
+	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
+}
+
+/**
+ * The binary image as `data:<type from its bytes>;base64,…`, read when the item's submit goes out
+ * (its type and size are checked then, still before this item's request).
+ */
+async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<string> {
 	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
 	const type = attachmentType(bytes);
 	if (type?.kind !== 'image') {
 		const what = type ? type.mimeType : bytes.length === 0 ? 'an empty file' : 'no image';
 		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" holds ${what}: the first frame must be a PNG, JPEG, GIF or WebP image`, 'The type is read from the file itself, not from its name.');
 	}
-	if (bytes.length > MAX_FIRST_FRAME_BYTES) {
-		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(bytes.length)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
-	}
+	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, bytes.length);
 	return `data:${type.mimeType};base64,${bytes.toString('base64')}`;
 }
 
-/** The first frame from Image URL or Image From Binary Field (both set is refused); undefined for neither. */
-export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number): Promise<string | undefined> {
+/** A first frame: a link sent as given, or the binary field read when the submit goes out. */
+export type FirstFrame = { link: string } | { binaryProperty: string };
+
+/**
+ * Which first frame an item has, from Image URL or Image From Binary Field (both set is refused;
+ * undefined for neither), checked before any request without reading a binary frame's bytes.
+ */
+export function planFirstFrame(ctx: IExecuteFunctions, itemIndex: number): FirstFrame | undefined {
 	const link = readText(ctx, itemIndex, 'options.imageUrl', IMAGE_URL_FIELD);
 	const property = readText(ctx, itemIndex, 'options.imageBinaryProperty', IMAGE_BINARY_FIELD);
 	if (link !== '' && property !== '') {
@@ -94,9 +117,20 @@ export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number):
 		if (!checkImageUrl(link)) {
 			throw fieldError(ctx, itemIndex, IMAGE_URL_FIELD, `must be an http(s) link or a data URL of an image, not "${link.slice(0, 60)}"`, 'For example https://example.com/first-frame.png.');
 		}
-		return link;
+		const problem = imageDataUrlProblem(link);
+		if (problem) throw fieldError(ctx, itemIndex, IMAGE_URL_FIELD, problem, `The type after "data:" must be the type of the bytes, e.g. data:image/jpeg;base64,… for a JPEG. Or give the image as a link, or put the file in a binary field and name it in "${IMAGE_BINARY_FIELD}".`);
+		return { link };
 	}
-	return property !== '' ? await binaryImage(ctx, itemIndex, property) : undefined;
+	if (property === '') return undefined;
+	checkFrameField(ctx, itemIndex, property);
+	return { binaryProperty: property };
+}
+
+/** The first frame as sent in `image`: the link, or the binary image as a data URL (read now). */
+export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number): Promise<string | undefined> {
+	const frame = planFirstFrame(ctx, itemIndex);
+	if (frame === undefined || 'link' in frame) return frame?.link;
+	return await binaryImage(ctx, itemIndex, frame.binaryProperty);
 }
 
 /** `1280x720` (also `1280 X 720`) -> `1280x720`; undefined when it is not a size. */
@@ -107,8 +141,20 @@ export function parseSize(raw: unknown): string | undefined {
 }
 
 export interface SubmitInput {
+	/** The fields; `image` only when it is a link (a binary first frame is read at submit time). */
 	fields: VideoFields;
-	body: IDataObject;
+	extraBody: IDataObject;
+	/** The binary field holding the first frame, read by submitBody. */
+	frameProperty?: string;
+}
+
+/**
+ * The submit body of a checked item. A binary first frame is read and encoded here, when the
+ * submit goes out, so a run holds as many frames as submits in flight (Concurrency), not one per item.
+ */
+export async function submitBody(ctx: IExecuteFunctions, itemIndex: number, input: SubmitInput): Promise<IDataObject> {
+	const image = input.frameProperty === undefined ? input.fields.image : await readFirstFrame(ctx, itemIndex);
+	return buildSubmitBody(image === undefined ? input.fields : { ...input.fields, image }, input.extraBody);
 }
 
 export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number): Promise<SubmitInput> {
@@ -120,9 +166,9 @@ export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number)
 		throw fieldError(ctx, itemIndex, 'Size', 'must have the form <width>x<height>', 'For example 1280x720 (landscape) or 720x1280 (portrait).');
 	}
 	const extraBody = readExtraBody(ctx, itemIndex);
-	const image = await readFirstFrame(ctx, itemIndex);
-	const fields: VideoFields = image === undefined ? { model, prompt, seconds, size } : { model, prompt, seconds, size, image };
-	return { fields, body: buildSubmitBody(fields, extraBody) };
+	const frame = planFirstFrame(ctx, itemIndex);
+	const fields: VideoFields = frame !== undefined && 'link' in frame ? { model, prompt, seconds, size, image: frame.link } : { model, prompt, seconds, size };
+	return frame !== undefined && 'binaryProperty' in frame ? { fields, extraBody, frameProperty: frame.binaryProperty } : { fields, extraBody };
 }
 
 export interface WaitInput {
@@ -161,7 +207,7 @@ export function readWaitInput(ctx: IExecuteFunctions, itemIndex: number): WaitIn
  */
 export function readResumeTaskId(ctx: IExecuteFunctions, itemIndex: number): string | undefined {
 	const taskId = readText(ctx, itemIndex, 'options.resumeTaskId', 'Resume Task ID');
-	return taskId === '' ? undefined : taskId;
+	return taskId === '' ? undefined : checkedTaskId(ctx, itemIndex, taskId, 'Resume Task ID');
 }
 
 /** `options.statusChecksPerSecond`, the run's budget (read from the first item: it is the run's, not an item's). */
@@ -184,5 +230,14 @@ export function readOutputInput(ctx: IExecuteFunctions, itemIndex: number): Outp
 }
 
 export function readTaskId(ctx: IExecuteFunctions, itemIndex: number): string {
-	return requireText(ctx, itemIndex, 'taskId', 'Task ID', 'Use the task_id that the Submit operation returned, e.g. {{ $json.task_id }}.');
+	return checkedTaskId(ctx, itemIndex, requireText(ctx, itemIndex, 'taskId', 'Task ID', TASK_ID_HINT), 'Task ID');
+}
+
+const TASK_ID_HINT = 'Use the task_id that the Submit operation returned, e.g. {{ $json.task_id }}.';
+
+/** A task id goes into the status path as one segment: one that cannot is refused before any request. */
+function checkedTaskId(ctx: IExecuteFunctions, itemIndex: number, taskId: string, field: string): string {
+	const problem = taskIdProblem(taskId);
+	if (problem) throw fieldError(ctx, itemIndex, field, `${problem} ("${shortTaskId(taskId)}")`, TASK_ID_HINT);
+	return taskId;
 }

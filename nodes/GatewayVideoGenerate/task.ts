@@ -37,6 +37,30 @@ export const FAILURE_STATES: ReadonlySet<string> = new Set([
 	'REJECTED',
 ]);
 
+/**
+ * Why a task id cannot name one task in the status path, or undefined when it can: it is sent as
+ * one path segment (encoded), so `.` and `..` (which a URL resolves as dot segments: `..` polled
+ * `GET /v1/video/`, another task's answer), a `/` and control characters are refused.
+ */
+export function taskIdProblem(taskId: string): string | undefined {
+	if (taskId === '') return 'is empty';
+	if (taskId === '.' || taskId === '..') return `is "${taskId}", which a URL reads as a folder step, not a task`;
+	if (taskId.includes('/') || taskId.includes('\\')) return 'contains a slash; a task ID is one path segment';
+	// Control characters (C0, DEL, C1), by code point: a regex of them trips no-control-regex.
+	const isControl = (code: number) => code < 0x20 || (code >= 0x7f && code < 0xa0);
+	if ([...taskId].some((character) => isControl(character.charCodeAt(0)))) return 'contains control characters';
+	return undefined;
+}
+
+/** Task ids longer than this are shortened in messages (the item keeps them whole). */
+const MESSAGE_ID_LIMIT = 100;
+
+/** A task id as messages quote it: whole up to 100 characters, else its start and end. */
+export function shortTaskId(taskId: string): string {
+	if (taskId.length <= MESSAGE_ID_LIMIT) return taskId;
+	return `${taskId.slice(0, 60)}…${taskId.slice(-20)} (${taskId.length} characters)`;
+}
+
 /** `queued`, ` in-progress ` -> `QUEUED`, `IN_PROGRESS`; nothing -> `UNKNOWN`. */
 export function normaliseStatus(raw: unknown): string {
 	const text = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
@@ -70,7 +94,7 @@ function isRecord(value: unknown): value is IDataObject {
 
 function withoutEmpty<T extends TaskRecord>(record: T): T {
 	const out = { ...record };
-	for (const key of ['progress', 'result_url', 'fail_reason', 'model'] as const) {
+	for (const key of ['progress', 'result_url', 'fail_reason', 'model', 'answeredFor'] as const) {
 		if ((out as Record<string, unknown>)[key] === undefined) delete (out as Record<string, unknown>)[key];
 	}
 	return out;
@@ -91,16 +115,28 @@ export function readSubmitAnswer(body: unknown): SubmittedTask | undefined {
 }
 
 /**
+ * The task id a status answer names: `task_id`, or a string `id` (a number there is a relay's row
+ * number, not the task); undefined when it names none.
+ */
+function namedTaskId(record: IDataObject): string | undefined {
+	return text(record.task_id) ?? (typeof record.id === 'string' ? text(record.id) : undefined);
+}
+
+/**
  * The task of a status answer (2.5: `{code, data: {...}}`; a bare task record is accepted too);
  * undefined when the answer holds no task record (error bodies were refused by the transport).
+ * The record keeps the id asked for (the task of record); `answeredFor` is the id the answer
+ * named, so the caller can refuse an answer about another task.
  */
-export function readStatusAnswer(body: unknown, taskId: string): TaskRecord | undefined {
+export function readStatusAnswer(body: unknown, taskId: string): (TaskRecord & { answeredFor?: string }) | undefined {
 	const answer = isRecord(body) ? body : {};
 	const data = isRecord(answer.data) ? answer.data : undefined;
 	const record = data ?? (answer.status !== undefined ? answer : undefined);
 	if (!record || (record.status === undefined && text(record.task_id) === undefined && text(record.id) === undefined)) return undefined;
-	return withoutEmpty<TaskRecord>({
-		task_id: text(record.task_id) ?? text(record.id) ?? taskId,
+	const named = namedTaskId(record);
+	return withoutEmpty<TaskRecord & { answeredFor?: string }>({
+		task_id: taskId,
+		answeredFor: named !== undefined && named !== taskId ? named : undefined,
 		status: normaliseStatus(record.status),
 		progress: normaliseProgress(record.progress),
 		result_url: text(record.result_url) ?? text(record.url) ?? text(record.video_url),
@@ -108,10 +144,13 @@ export function readStatusAnswer(body: unknown, taskId: string): TaskRecord | un
 	});
 }
 
-/** A newer answer over an older one: fields the newer one leaves out keep their last value. */
+/**
+ * A newer answer over an older one: fields the newer one leaves out keep their last value. The
+ * task id stays the one of record, whatever the newer answer says.
+ */
 export function mergeRecords(previous: TaskRecord, next: TaskRecord): TaskRecord {
 	const merged = { ...previous, ...Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined)) } as TaskRecord;
-	return withoutEmpty({ ...merged, status: normaliseStatus(merged.status) });
+	return withoutEmpty({ ...merged, task_id: previous.task_id, status: normaliseStatus(merged.status) });
 }
 
 /** The fields an item keeps for its task, on success and on Continue On Fail alike. */

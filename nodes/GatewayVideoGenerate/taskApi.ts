@@ -14,11 +14,13 @@ import type { GatewayClient } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
 import type { PollAnswer, TaskOutcome } from './pollDecision';
 import { VIDEO_PATH, statusPath } from './request';
-import { FAILURE_STATES, readStatusAnswer, readSubmitAnswer, statusWithProgress, taskFields } from './task';
+import { FAILURE_STATES, readStatusAnswer, readSubmitAnswer, shortTaskId, statusWithProgress, taskFields, taskIdProblem } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
 
 /** A submit that has not answered within this time is given up (it may still create the task). */
 export const SUBMIT_DEADLINE_MS = 120_000;
+/** The limit every request of a Generate task keeps, as messages name it. */
+export const MAX_WAIT_FIELD = 'Max Wait (Seconds)';
 /** A status answer is small: a poll that takes longer counts as a failed poll. */
 export const STATUS_DEADLINE_MS = 30_000;
 /** The whole download, to the last byte (a large video over a slow link needs minutes). */
@@ -29,7 +31,27 @@ export const MAY_HAVE_CREATED_HINT =
 	'The gateway may have created the task: it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.';
 
 function fetchLater(taskId: string): string {
-	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${taskId}.`;
+	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${shortTaskId(taskId)}.`;
+}
+
+/** Who ran the request, for log lines: n8n's default log format prints only the message. */
+export interface LogPlace {
+	executionId?: string;
+	node: string;
+}
+
+export function executionIdOf(ctx: IExecuteFunctions): string | undefined {
+	try {
+		return typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+	} catch {
+		return undefined; // a context without an execution (tests, tools)
+	}
+}
+
+/** `(item 3, execution 1234, node "Make Videos")`: where a log line's task belongs, in its text. */
+export function placeText(itemIndex: number | undefined, place: LogPlace): string {
+	const parts = [itemIndex === undefined ? undefined : `item ${itemIndex}`, place.executionId ? `execution ${place.executionId}` : undefined, `node "${place.node}"`];
+	return `(${parts.filter(Boolean).join(', ')})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -42,13 +64,10 @@ function fetchLater(taskId: string): string {
 function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: TaskRecord, itemIndex: number): void {
 	const logger = (ctx as Partial<IExecuteFunctions>).logger;
 	if (typeof logger?.info !== 'function') return;
-	let executionId: string | undefined;
-	try {
-		executionId = typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
-	} catch {
-		executionId = undefined; // a context without an execution (tests, tools)
-	}
-	logger.info('Model Gateway: video task created', { taskId: client.masker.mask(task.task_id), itemIndex, executionId, node: client.node.name });
+	const place = { executionId: executionIdOf(ctx), node: client.node.name };
+	// The id in the text itself: n8n's default log format prints the message, not the metadata.
+	const message = `Model Gateway: video task created: ${shortTaskId(task.task_id)} ${placeText(itemIndex, place)}`;
+	logger.info(client.masker.mask(message), { taskId: client.masker.mask(task.task_id), itemIndex, ...place });
 }
 
 /** Whether a failed submit may have created the task all the same (read from the error, never its words). */
@@ -70,11 +89,11 @@ function submitFailure(error: unknown): unknown {
  * dropped connection, deadline, Stop) the task may exist, and the error says so instead of paying
  * twice. An answer without a task id quotes what the gateway sent.
  */
-export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number): Promise<SubmittedTask> {
+export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number, notAfter?: number): Promise<SubmittedTask> {
 	const what = 'Submitting the video task';
 	let answer: IDataObject;
 	try {
-		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, retry: { idempotent: false }, what });
+		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, notAfter, limitName: notAfter === undefined ? undefined : MAX_WAIT_FIELD, retry: { idempotent: false }, what });
 	} catch (error) {
 		throw submitFailure(error);
 	}
@@ -82,6 +101,19 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 	if (!task) {
 		// It answered 200: whatever it did, it may have started the task.
 		throw missingResultError(what, 'task id', answer, { itemIndex, status: 200, mayHaveActed: true, hint: `The gateway's answer is quoted above. ${MAY_HAVE_CREATED_HINT}` });
+	}
+	const problem = taskIdProblem(task.task_id);
+	if (problem) {
+		// Polled as it is, it would name another path (`..` is the folder above): never followed.
+		throw new GatewayError({
+			kind: 'protocol',
+			headline: `${what} failed: the gateway answered a task ID that ${problem}: "${shortTaskId(task.task_id)}"`,
+			status: 200,
+			mayHaveActed: true,
+			hint: `It was not polled, so as not to fetch another task's video. ${MAY_HAVE_CREATED_HINT}`,
+			fields: { task_id: task.task_id },
+			itemIndex,
+		});
 	}
 	logTaskCreated(ctx, client, task, itemIndex);
 	return task;
@@ -92,8 +124,9 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 
 function recordOf(answer: IDataObject, taskId: string, itemIndex: number): TaskRecord {
 	const task = readStatusAnswer(answer, taskId);
+	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex);
 	if (task) return task;
-	throw missingResultError(`Checking video task ${taskId}`, 'task record', answer, {
+	throw missingResultError(`Checking video task ${shortTaskId(taskId)}`, 'task record', answer, {
 		itemIndex,
 		status: 200,
 		fields: { task_id: taskId },
@@ -101,11 +134,27 @@ function recordOf(answer: IDataObject, taskId: string, itemIndex: number): TaskR
 	});
 }
 
+/**
+ * A status answer about another task than the one asked for: never followed (its status, its
+ * link and its id belong to someone else's video), so the wait of this task ends with both ids.
+ */
+function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number): GatewayError {
+	return new GatewayError({
+		kind: 'protocol',
+		headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway answered about another task, ${shortTaskId(answeredFor)}`,
+		status: 200,
+		mayHaveActed: false,
+		hint: `The answer was not used: its status and video belong to the other task. The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)} If this repeats, the gateway mixes up tasks: tell its operator.`,
+		fields: { task_id: taskId, answered_task_id: answeredFor },
+		itemIndex,
+	});
+}
+
 /** A status request as the user's own call (Get Status, Download): with the transport's retries. */
 export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
 	let answer: IDataObject;
 	try {
-		answer = await client.json({ path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${taskId}`, errorFields: { task_id: taskId } });
+		answer = await client.json({ path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${shortTaskId(taskId)}`, errorFields: { task_id: taskId } });
 	} catch (error) {
 		throw statusFailure(error, taskId);
 	}
@@ -116,7 +165,7 @@ export async function fetchStatus(client: GatewayClient, taskId: string, itemInd
 function statusFailure(error: unknown, taskId: string): unknown {
 	if (error instanceof GatewayError && error.status === 404) {
 		return error.with({
-			headline: `Checking video task ${taskId} failed: the gateway does not know this task ID`,
+			headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway does not know this task ID`,
 			hint: 'Check the task ID: it is the task_id that Submit or Generate returned (and the Base URL of the credential must be the gateway that created it).',
 		});
 	}
@@ -127,18 +176,21 @@ function statusFailure(error: unknown, taskId: string): unknown {
  * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
  * forever ends with Max Wait), and whether its failure is a passing one.
  */
-export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, remainingMs: number, budget?: SendPace): Promise<PollAnswer> {
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number, budget?: SendPace): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
 			path: statusPath(taskId),
 			itemIndex,
-			// Many tasks' checks are spread out, within the run's budget of status checks per second.
+			// Many tasks' checks are spread out, within the run's budget of status checks per second,
+			// a pace of their own: submits' 429s do not hold them back, nor theirs the submits.
 			pace: budget,
+			ownPaceOnly: true,
 			retry: false,
 			deadlineMs: STATUS_DEADLINE_MS,
-			notAfter: Date.now() + Math.max(1, remainingMs),
-			what: `Checking video task ${taskId}`,
+			notAfter,
+			limitName: MAX_WAIT_FIELD,
+			what: `Checking video task ${shortTaskId(taskId)}`,
 			errorFields: { task_id: taskId },
 		});
 	} catch (error) {
@@ -157,7 +209,7 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 
 /** A task that ended without a video: FAILURE, or CANCELLED, EXPIRED, ERROR, … */
 export function taskFailedError(record: TaskRecord, itemIndex: number): GatewayError {
-	const id = record.task_id;
+	const id = shortTaskId(record.task_id);
 	const plainFailure = record.status === 'FAILURE' || record.status === 'FAILED' || !FAILURE_STATES.has(record.status);
 	return new GatewayError({
 		kind: 'task_failed',
@@ -177,7 +229,7 @@ export function taskFailedError(record: TaskRecord, itemIndex: number): GatewayE
 export function notFinishedError(record: TaskRecord, itemIndex: number): GatewayError {
 	return new GatewayError({
 		kind: 'bad_request',
-		headline: `Video task ${record.task_id} is not finished yet (status ${statusWithProgress(record)})`,
+		headline: `Video task ${shortTaskId(record.task_id)} is not finished yet (status ${statusWithProgress(record)})`,
 		hint: 'Try again later, or use the Generate operation, which waits for the task.',
 		fields: taskFields(record),
 		itemIndex,
@@ -187,7 +239,7 @@ export function notFinishedError(record: TaskRecord, itemIndex: number): Gateway
 /** The error of every outcome of the wait but success. */
 export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>, itemIndex: number): GatewayError {
 	const { record } = outcome;
-	const id = record.task_id;
+	const id = shortTaskId(record.task_id);
 	const fields = taskFields(record);
 	switch (outcome.kind) {
 		case 'failure':
@@ -196,12 +248,12 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			return new GatewayError({
 				kind: 'timeout',
 				headline: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
-				hint: `${fetchLater(id)} Or raise Max Wait (Seconds) in the options.`,
+				hint: `${fetchLater(record.task_id)} Or raise Max Wait (Seconds) in the options (it counts from the task's submit).`,
 				fields,
 				itemIndex,
 			});
 		case 'unreachable': {
-			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(id)}`;
+			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(record.task_id)}`;
 			let error =
 				outcome.error instanceof GatewayError
 					? outcome.error
@@ -217,7 +269,7 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			return new GatewayError({
 				kind: 'cancelled',
 				headline: `The wait for video task ${id} was cancelled (last status ${statusWithProgress(record)})`,
-				hint: `The task may still be running on the gateway. ${fetchLater(id)}`,
+				hint: `The task may still be running on the gateway. ${fetchLater(record.task_id)}`,
 				fields,
 				itemIndex,
 			});
@@ -226,7 +278,7 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			return new GatewayError({
 				kind: 'cancelled',
 				headline: `Stopped waiting for video task ${id} because another item failed (last status ${statusWithProgress(record)})`,
-				hint: fetchLater(id),
+				hint: fetchLater(record.task_id),
 				fields,
 				itemIndex,
 			});
@@ -239,7 +291,7 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 /** A 403/404/410 on the result link, on any origin: the temporary link has expired. */
 function expiredLinkError(error: unknown, record: TaskRecord, itemIndex: number): GatewayError | undefined {
 	if (!(error instanceof GatewayError) || !isExpiredLinkStatus(error.status)) return undefined;
-	const id = record.task_id;
+	const id = shortTaskId(record.task_id);
 	const said = error.gatewayMessage;
 	return new GatewayError({
 		kind: 'not_found',
@@ -257,8 +309,8 @@ function expiredLinkError(error: unknown, record: TaskRecord, itemIndex: number)
  * names n8n's storage limits). The transport sends the key only to a link on the gateway's own
  * origin. A link that answers 403, 404 or 410 has expired.
  */
-export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClient, record: TaskRecord, itemIndex: number): Promise<IBinaryData> {
-	const id = record.task_id;
+export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClient, record: TaskRecord, itemIndex: number, notAfter?: number): Promise<IBinaryData> {
+	const id = shortTaskId(record.task_id);
 	const fields = taskFields(record);
 	const again = `Run the Download operation with task ID ${id} to try again: it asks the gateway for a fresh link.`;
 	if (!record.result_url) {
@@ -269,9 +321,10 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		what: `Downloading the video of task ${id}`,
 		expected: 'a video',
 		mediaPrefix: 'video/',
-		naming: { baseName: `video-${id}`, fallback: MP4 },
+		naming: { baseName: `video-${record.task_id}`, fallback: MP4 },
 		itemIndex,
-		deadlineMs: DOWNLOAD_DEADLINE_MS,
+		// Within the task's Max Wait when Generate downloads it (the whole task is one limit).
+		deadlineMs: notAfter === undefined ? DOWNLOAD_DEADLINE_MS : Math.max(1, Math.min(DOWNLOAD_DEADLINE_MS, notAfter - Date.now())),
 		errorFields: fields,
 		nextStep: again,
 		downloadOption: 'Download Video',

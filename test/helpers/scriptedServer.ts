@@ -66,3 +66,24 @@ export async function startScriptedServer(answer: (request: ScriptedRequest, cou
 export function tooManyRequests(retryAfter?: string): Answer {
 	return { status: 429, headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter }, body: '' };
 }
+
+/**
+ * `serve(answer)` for a test file: starts a scripted server, closed after each test. A test that
+ * closes its server itself (to start another) calls `forget()`.
+ */
+export function useScriptedServer(): { serve: (answer: (request: ScriptedRequest, count: number) => Answer) => Promise<ScriptedServer>; forget: () => void } {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+		server = undefined;
+	});
+	return {
+		serve: async (answer) => {
+			server = await startScriptedServer(answer);
+			return server;
+		},
+		forget: () => {
+			server = undefined;
+		},
+	};
+}

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import type { ChatModel, FunctionTool, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
+import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
 import type { AiNodeSdk } from '../../nodes/GatewayChatModel/sdk';
@@ -19,33 +19,12 @@ import { startGateway } from '../gateway';
 import type { Gateway } from '../gateway';
 import { startHostileGateway } from '../hostile';
 import type { HostileGateway } from '../hostile';
+import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-model-0123456789abcdef';
 const SECRET_PART = KEY.slice(3);
 
-/** The SDK's BaseChatModel as 0.31.1 has it: withTools copies the model with more tools. */
-abstract class StandInBaseChatModel {
-	constructor(
-		public provider: string,
-		public modelId: string,
-		public defaultConfig?: object,
-		protected tools: Tool[] = [],
-	) {}
-
-	withTools(tools: Tool[]): this {
-		const copy = Object.create(Object.getPrototypeOf(this)) as this;
-		Object.assign(copy, this);
-		copy.tools = [...this.tools, ...tools];
-		return copy;
-	}
-}
-
-const standInSdk = {
-	BaseChatModel: StandInBaseChatModel,
-	supplyModel: (_ctx: unknown, model: ChatModel) => ({ response: model }),
-	getParametersJsonSchema: (tool: FunctionTool) => tool.inputSchema,
-} as unknown as AiNodeSdk;
 
 const CALCULATOR: FunctionTool = {
 	type: 'function',
@@ -311,6 +290,8 @@ interface LcModel {
 }
 
 describeWithSdk("with n8n's AI node SDK 0.31.1 (its LangChain adapter and token tracing)", () => {
+	// The first load of n8n's SDK and LangChain takes seconds on a busy machine.
+	jest.setTimeout(30_000);
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const realSdk = async () => require(SDK_DIR) as AiNodeSdk;
 	const tools = [{ type: 'function', function: { name: 'Calculator', description: 'Does sums', parameters: CALCULATOR.inputSchema } }];

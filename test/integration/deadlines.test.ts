@@ -16,8 +16,7 @@ import { createMessage } from '../../nodes/GatewayMessages/create';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { executeVideo } from '../../nodes/GatewayVideoGenerate/router';
 import { createExecuteContext } from '../helpers/executeContext';
-import { startScriptedServer, tooManyRequests } from '../helpers/scriptedServer';
-import type { Answer, ScriptedRequest, ScriptedServer } from '../helpers/scriptedServer';
+import { tooManyRequests, useScriptedServer } from '../helpers/scriptedServer';
 
 jest.setTimeout(20_000);
 
@@ -30,16 +29,7 @@ const CHAT_REPLY = JSON.stringify({
 	usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
 
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-	await server?.close();
-	server = undefined;
-});
-
-async function serve(answer: (request: ScriptedRequest, count: number) => Answer): Promise<ScriptedServer> {
-	server = await startScriptedServer(answer);
-	return server;
-}
+const { serve, forget } = useScriptedServer();
 
 function context(baseUrl: string, parameters: IDataObject | ((itemIndex: number) => IDataObject), options: { items?: INodeExecutionData[]; continueOnFail?: boolean; nodeType?: string } = {}) {
 	return createExecuteContext({
@@ -191,7 +181,7 @@ describe('an always-429 gateway against the other nodes', () => {
 			expect(ms).toBeLessThan(retryAfter ? 2000 : 6000);
 			expect(error?.message).toMatch(retryAfter ? /the gateway asks to retry after 60 s, more than the [0-9.]+ s left of Timeout \(Seconds\)/ : /Timeout \(Seconds\)/);
 			await gw.close();
-			server = undefined;
+			forget();
 		}
 	});
 });

@@ -252,6 +252,12 @@ describe('bad input is refused before any request, naming the field and the item
 	const cases: Array<[string, IDataObject, INodeExecutionData[], string]> = [
 		['a video', { binaryAttachments: 'clip' }, [withMp4()], '"Binary Attachments" field "clip" holds video/mp4 (n8n lists it as video/mp4, clip.mp4): only PNG, JPEG, GIF and WebP images and PDF documents can be attached (item 0)'],
 		['text', { binaryAttachments: 'notes' }, [binaryItem({ notes: { bytes: Buffer.from('hello'), fileName: 'notes.txt', mimeType: 'text/plain' } })], '"Binary Attachments" field "notes" holds a file of no image or PDF type (n8n lists it as text/plain, notes.txt)'],
+		[
+			'a CSV that quotes a PDF header',
+			{ binaryAttachments: 'table' },
+			[binaryItem({ table: { bytes: Buffer.from('invoice,header\nINV-1,%PDF-1.7\n'), fileName: 'table.csv', mimeType: 'text/csv' } })],
+			'"Binary Attachments" field "table" holds a file of no image or PDF type (n8n lists it as text/csv, table.csv)',
+		],
 		['a missing field', { binaryAttachments: 'photo, scan' }, [photoAndInvoice()], '"Binary Attachments" names the binary field "scan", which this item does not have (it has: photo, invoice) (item 0)'],
 		['no binary at all', { binaryAttachments: 'data' }, [{ json: {} }], '"Binary Attachments" names the binary field "data", which this item does not have (it has no binary data at all) (item 0)'],
 		['a link that is not http(s)', { urlAttachments: 'ftp://example.com/a.png' }, [{ json: {} }], '"Image URLs" entry 1 ("ftp://example.com/a.png") is not an http(s) link (item 0)'],
@@ -374,5 +380,25 @@ describe('Gateway Video Generate: a first frame', () => {
 		await expect(submit({ imageBinaryProperty: 'frame' }, [binaryItem({ frame: { bytes: pdf } })])).rejects.toThrow('"Image From Binary Field" field "frame" holds application/pdf: the first frame must be a PNG, JPEG, GIF or WebP image (item 0)');
 		await expect(submit({ imageUrl: 'file:///etc/passwd' })).rejects.toThrow('"Image URL" must be an http(s) link or a data URL of an image');
 		expect(apiRequests()).toEqual([]);
+	});
+
+	// A data URL is checked like a file: its Base64 must decode to an image of the type it declares.
+	it.each([
+		['text', `data:image/png;base64,${Buffer.from('this is only some text').toString('base64')}`, '"Image URL" is a data URL of image/png, but its data is text, not an image (item 0)'],
+		['a JPEG', `data:image/png;base64,${sampleJpeg().toString('base64')}`, '"Image URL" is a data URL of image/png, but its data is a JPEG image (image/jpeg) (item 0)'],
+		['a PDF', `data:image/png;base64,${pdf.toString('base64')}`, '"Image URL" is a data URL of image/png, but its data is application/pdf, not an image (item 0)'],
+		['Base64 that does not decode', 'data:image/png;base64,iVBORw0KGgo=iVBO', '"Image URL" is a data URL of image/png, but its data is not valid Base64 (item 0)'],
+		['no data', 'data:image/png;base64,', '"Image URL" must be an http(s) link or a data URL of an image'],
+		// The gateway compares the declared type exactly, so the node does too.
+		['a JPEG declared as image/jpg', `data:image/jpg;base64,${sampleJpeg().toString('base64')}`, '"Image URL" is a data URL of image/jpg, but its data is a JPEG image (image/jpeg) (item 0)'],
+	])('refuses a data URL of image/png that holds %s before any request', async (_what, imageUrl, message) => {
+		await expect(submit({ imageUrl })).rejects.toThrow(message);
+		expect(apiRequests()).toEqual([]);
+	});
+
+	it('sends a data URL whose bytes are the image it declares', async () => {
+		const jpeg = `data:image/jpeg;base64,${sampleJpeg().toString('base64')}`;
+		await submit({ imageUrl: jpeg });
+		expect(sent('/v1/video/generations').image).toBe(jpeg);
 	});
 });

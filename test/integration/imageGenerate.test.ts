@@ -11,6 +11,9 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { PNG } from 'pngjs';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
+import { requestImages } from '../../nodes/GatewayImageGenerate/generate';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { useGateway } from '../gateway/testing';
 import { binaryBytes, createExecuteContext } from '../helpers/executeContext';
 import type { GatewayCredentialData } from '../helpers/executeContext';
@@ -232,6 +235,8 @@ describe('gateway errors', () => {
 		const error = (await run({ prompt: 'busy' }).catch((e: unknown) => e)) as Error & { description?: string };
 		expect(error.message).toMatch(/^Generating the images failed: /);
 		expect(error.description).toMatch(/^The request may have gone through even so: it was not sent again, so as not to pay twice/);
+		// Said once (a reset used to say it twice).
+		expect(error.description?.split('may have gone through')).toHaveLength(2);
 		expect(generationRequests()).toHaveLength(1);
 		expect(fileRequests()).toHaveLength(0);
 	});
@@ -382,5 +387,102 @@ describe('links on hosts that misbehave', () => {
 		await expect(runAgainstStub(['/words'])).rejects.toThrow(
 			'Downloading image 0 of item 0 failed: the link answered with text (served as application/octet-stream) instead of an image: "AccessDenied: not an image at all"',
 		);
+	});
+});
+
+describe('b64_json answers a gateway gets wrong, or makes large', () => {
+	// A stand-in gateway that answers the generation with whatever body the test sets.
+	let api: http.Server;
+	let apiUrl: string;
+	let answer: Buffer = Buffer.alloc(0);
+	let generations = 0;
+	const MiB = 1024 * 1024;
+
+	const pngOf = (size: number, seed: number) => {
+		const image = new PNG({ width: 2, height: 2 });
+		image.data.fill(seed);
+		const bytes = PNG.sync.write(image);
+		// Bytes after the image's end are kept as they are: a file of exactly `size` bytes, typed from its start.
+		return size <= bytes.length ? bytes : Buffer.concat([bytes, Buffer.alloc(size - bytes.length, seed)]);
+	};
+	// Put together as bytes: a JSON.stringify of large strings would take seconds.
+	const answerOf = (b64: Array<string | Buffer>) =>
+		Buffer.concat([
+			Buffer.from('{"created":1,"data":['),
+			...b64.flatMap((value, index) => [Buffer.from(`${index ? ',' : ''}{"b64_json":"`), Buffer.isBuffer(value) ? value : Buffer.from(JSON.stringify(value).slice(1, -1)), Buffer.from('","revised_prompt":"r"}')]),
+			Buffer.from(']}'),
+		]);
+
+	beforeAll(async () => {
+		api = http.createServer((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (req.url !== GENERATIONS) return void res.writeHead(404).end();
+				generations++;
+				res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+				res.end(answer);
+			});
+		});
+		await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+		apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+	});
+	afterAll(async () => {
+		api.closeAllConnections();
+		await new Promise((resolve) => api.close(resolve));
+	});
+	beforeEach(() => {
+		generations = 0;
+	});
+
+	const good = [pngOf(100, 10), pngOf(100, 20)];
+	const garbage = () => answerOf([good[0].toString('base64'), 'not base64 at all!!', Buffer.from('an error, not an image').toString('base64'), good[1].toString('base64')]);
+
+	it('fails the image whose b64_json is not Base64, naming it and saying the gateway billed it; the error names the images that came', async () => {
+		answer = garbage();
+		const error = (await run({ prompt: 'x', n: 4, responseFormat: 'b64_json' }, { credentials: { baseUrl: apiUrl } }).catch((e: unknown) => e)) as Error & { description?: string; context?: IDataObject };
+		expect(error.message).toBe('Decoding image 1 of item 0 failed: the gateway sent it as b64_json that is not valid Base64');
+		expect(error.description).toMatch(/^The gateway generated \(and billed\) the image but sent data that is no image file\./);
+		expect(error.description).toContain('The other images of this item were generated and downloaded: image 0; image 3.');
+		expect(error.context?.itemFields).toMatchObject({ mayHaveActed: true, index: 1 });
+		expect(generations).toBe(1);
+	});
+
+	it('with Continue On Fail, keeps the good images of the answer beside an error item for each bad one', async () => {
+		answer = garbage();
+		const { output } = await run({ prompt: 'x', n: 4, responseFormat: 'b64_json' }, { credentials: { baseUrl: apiUrl }, continueOnFail: true });
+		expect(output.map((item) => [item.json.index, item.binary?.data.fileName ?? item.json.error])).toEqual([
+			[0, 'image-0.png'],
+			[1, 'Decoding image 1 of item 0 failed: the gateway sent it as b64_json that is not valid Base64'],
+			[2, 'Decoding image 2 of item 0 failed: the gateway sent it as b64_json that decodes to text, not an image'],
+			[3, 'image-3.png'],
+		]);
+		expect(binaryBytes(output[0]).equals(good[0])).toBe(true);
+		expect(binaryBytes(output[3]).equals(good[1])).toBe(true);
+		expect(output[1].json).toMatchObject({ kind: 'protocol', mayHaveActed: true, model: 'img-image-2' });
+		expect(output.some((item) => item.binary?.data.fileName === 'image-1.bin')).toBe(false);
+	});
+
+	it('keeps an answer of several large images, far over 64 MiB, every image whole', async () => {
+		const images = [pngOf(18 * MiB, 1), pngOf(18 * MiB, 2), pngOf(18 * MiB, 3)];
+		answer = answerOf(images.map((bytes) => Buffer.from(bytes.toString('base64'))));
+		expect(answer.length).toBeGreaterThan(70 * MiB);
+		const { output } = await run({ prompt: 'x', n: 3, responseFormat: 'b64_json' }, { credentials: { baseUrl: apiUrl } });
+		answer = Buffer.alloc(0);
+		expect(output.map((item) => item.binary?.data.fileName)).toEqual(['image-0.png', 'image-1.png', 'image-2.png']);
+		output.forEach((item, index) => expect(binaryBytes(item).equals(images[index])).toBe(true));
+		expect(generations).toBe(1);
+	}, 60_000);
+
+	it('over what the node keeps, says the gateway may have acted (it answered, so it billed), and does not ask again', async () => {
+		answer = answerOf([pngOf(2 * MiB, 1).toString('base64')]);
+		const { ctx } = createExecuteContext({ parameters: {}, credentials: { apiKey: KEY, baseUrl: apiUrl } });
+		const client = await GatewayClient.create(ctx);
+		const call = { method: 'POST' as const, path: GENERATIONS, body: { prompt: 'x' }, itemIndex: 0, retry: { idempotent: false }, what: 'Generating the images' };
+		const error = (await requestImages(client, call, { maxAnswerBytes: MiB, maxTextBytes: 64 * 1024 }).catch((e: unknown) => e)) as GatewayError;
+		expect(error).toBeInstanceOf(GatewayError);
+		expect(error.message).toBe('Generating the images failed: the answer is larger than 1.0 MB (64.0 KB without its images), more than the node keeps');
+		expect(error.hint).toMatch(/^The gateway answered, so it may have generated \(and billed\) the images\./);
+		expect(error.mayHaveActed).toBe(true);
+		expect(generations).toBe(1);
 	});
 });

@@ -11,6 +11,7 @@ import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { useGateway } from '../gateway/testing';
 import { createExecuteContext } from '../helpers/executeContext';
+import { failureOf } from '../helpers/failures';
 
 const KEY = 'sk-integration-transport-0123456789';
 const fastRetry = { baseDelayMs: 20, maxDelayMs: 100 };
@@ -24,16 +25,6 @@ async function client(options: { baseUrl?: string; apiKey?: string; abortSignal?
 		abortSignal: options.abortSignal,
 	});
 	return await GatewayClient.create(ctx);
-}
-
-/** The GatewayError a call fails with (the test fails when it succeeds or fails otherwise). */
-async function failureOf(call: Promise<unknown>): Promise<GatewayError> {
-	const error = await call.then(
-		() => undefined,
-		(reason: unknown) => reason,
-	);
-	if (!(error instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(error)}`);
-	return error;
 }
 
 const apiRequests = (path: string) => env.gateway.requests.filter((request) => request.server === 'api' && request.path === path);

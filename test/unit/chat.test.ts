@@ -9,8 +9,10 @@ import { ChatCompletionStream, chatOutput, chatReplyProblem } from '../../nodes/
 import type { ChatCompletion } from '../../nodes/shared/chat/completions';
 import { chatRequestBody, readChatInput } from '../../nodes/GatewayChat/request';
 import type { ChatInput } from '../../nodes/GatewayChat/request';
-import { StreamFault } from '../../nodes/shared/chat/chatCall';
-import { isErrorShape } from '../../nodes/shared/failures/errors';
+import { StreamFault, startsEventStream } from '../../nodes/shared/chat/chatCall';
+import { checkedJsonValue } from '../../nodes/shared/chat/jsonReply';
+import type { JsonRequest } from '../../nodes/shared/chat/jsonReply';
+import { GatewayError, isErrorShape } from '../../nodes/shared/failures/errors';
 import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 
@@ -270,5 +272,42 @@ describe('ChatCompletionStream', () => {
 			finishReason: 'tool_calls',
 			toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"fox"}' } }],
 		});
+	});
+});
+
+describe('checkedJsonValue: the top-level type asked for', () => {
+	const check = (json: JsonRequest, value: unknown) => () => checkedJsonValue({ what: 'The chat request', itemIndex: 0, json, fields: {} }, value);
+	const schema = (type: unknown): JsonRequest => ({ format: 'jsonSchema', schema: { type } as IDataObject });
+
+	it('JSON Object, and a schema without a type: an object only', () => {
+		for (const json of [{ format: 'jsonObject' } as JsonRequest, { format: 'jsonSchema', schema: { properties: {} } } as JsonRequest]) {
+			expect(check(json, { a: 1 })()).toEqual({ a: 1 });
+			for (const value of [null, [], 'x', 1, true]) expect(check(json, value)).toThrow(/not a JSON object$/);
+		}
+	});
+
+	it('the type or types the schema names; an integer is a whole number', () => {
+		expect(check(schema('array'), [1])()).toEqual([1]);
+		expect(check(schema(['string', 'null']), null)()).toBeNull();
+		expect(check(schema('integer'), 3)()).toBe(3);
+		expect(check(schema('integer'), 3.5)).toThrow("The chat request failed: the model's answer is a JSON number, not a whole number");
+		expect(check(schema('number'), 3.5)()).toBe(3.5);
+		expect(check(schema(['array', 'object']), 'x')).toThrow("the model's answer is a JSON string, not a list or a JSON object");
+	});
+
+	it('quotes what arrived', () => {
+		let error: GatewayError | undefined;
+		try {
+			check({ format: 'jsonObject' }, [1, 2, 3])();
+		} catch (thrown) {
+			error = thrown as GatewayError;
+		}
+		expect(error?.fullMessage).toMatch(/^The chat request failed: the model's answer is a list, not a JSON object: "\[1,2,3\]"/);
+	});
+});
+
+describe('startsEventStream: a streamed body is an event stream only when it begins like one', () => {
+	it.each([['d', true], ['e', true], [':', true], ['i', true], ['r', true], ['{', false], ['[', false], ['n', false], ['"', false], ['<', false], ['', false]])('%j: %s', (first, expected) => {
+		expect(startsEventStream(first)).toBe(expected);
 	});
 });

@@ -58,8 +58,8 @@ describe('loading the AI node SDK', () => {
 });
 
 describe('the panel', () => {
-	it('sends only what was set: the model, and effort, max tokens and temperature when added', () => {
-		expect(readModelInput(context({ model: model('chat-sonnet-5'), options: {} }), 0)).toEqual({ settings: { model: 'chat-sonnet-5' }, deadlineMs: 600_000 });
+	it('sends the model and max tokens (4096 unless set), and effort and temperature when added', () => {
+		expect(readModelInput(context({ model: model('chat-sonnet-5'), options: {} }), 0)).toEqual({ settings: { model: 'chat-sonnet-5', maxTokens: 4096 }, deadlineMs: 600_000 });
 		expect(readModelInput(context({ model: model('chat-opus-4-8'), options: { effort: 'max', maxTokens: 800, temperature: 0.2, timeoutSeconds: 30 } }), 0)).toEqual({
 			settings: { model: 'chat-opus-4-8', effort: 'max', maxTokens: 800, temperature: 0.2 },
 			deadlineMs: 30_000,

@@ -236,6 +236,15 @@ describe('a GatewayError is read-only: what callers add goes on a copy', () => {
 		expect([refused.mayHaveActed, error.mayHaveActed]).toEqual([false, true]);
 	});
 
+	it('a copy keeps every fact, and its stack tells its own headline even when that holds $& or $\' (a Location, a task id)', () => {
+		const error = new GatewayError({ kind: 'rate_limit', headline: 'Submitting failed', status: 429, retryAfterMs: 3000, gatewayCode: 'rl', itemIndex: 4, mayHaveActed: false, fields: { task_id: 't1' } });
+		const headline = "Submitting failed: the gateway redirected the request to http://relay/$&/$'";
+		const copy = error.with({ headline });
+		expect(copy).toMatchObject({ kind: 'rate_limit', status: 429, retryAfterMs: 3000, gatewayCode: 'rl', itemIndex: 4, mayHaveActed: false, fields: { task_id: 't1' }, message: headline });
+		expect(Object.getPrototypeOf(copy)).toBe(GatewayError.prototype);
+		expect(copy.stack).toContain(headline);
+	});
+
 	it('withFields copies a GatewayError; its fields cannot be edited in place', () => {
 		const error = original();
 		const more = withFields(error, { index: 3 });

@@ -31,8 +31,10 @@ import {
 } from '../../nodes/shared/files/attachments';
 import type { LoadedFile } from '../../nodes/shared/files/attachments';
 import { GatewayError } from '../../nodes/shared/failures/errors';
+import { Base64Decoder, decodeBase64, imageDataUrlProblem } from '../../nodes/shared/files/base64';
 import { imageDimensions } from '../../nodes/shared/files/imageSize';
 import { jsonReplyData, parseJsonText, readJsonRequest } from '../../nodes/shared/chat/jsonReply';
+import { fieldError } from '../../nodes/shared/items/validate';
 import { createExecuteContext } from '../helpers/executeContext';
 import { binaryItem, pdfBytes, pngBytes, pngHeader, sampleJpeg, sampleMp4, sampleWebp, withBinaryHelpers } from '../helpers/files';
 
@@ -105,13 +107,84 @@ describe('file types from bytes', () => {
 		expect(attachmentType(sampleWebp())).toMatchObject({ kind: 'image', mimeType: 'image/webp' });
 		expect(attachmentType(Buffer.from('GIF87a......'))).toMatchObject({ kind: 'image', mimeType: 'image/gif' });
 		expect(attachmentType(pdfBytes())).toEqual({ kind: 'pdf', mimeType: 'application/pdf', extension: 'pdf' });
-		expect(attachmentType(Buffer.concat([Buffer.from('\r\n\r\n'), pdfBytes()]))).toMatchObject({ kind: 'pdf' });
 	});
 
 	it('refuses everything else', () => {
 		expect(attachmentType(sampleMp4())).toBeUndefined();
 		expect(attachmentType(Buffer.from('hello'))).toBeUndefined();
 		expect(attachmentType(Buffer.alloc(0))).toBeUndefined();
+	});
+
+	it('takes the type from the first bytes only, never from a search in the content', () => {
+		// A CSV that quotes a PDF header is text, not a PDF document.
+		expect(attachmentType(Buffer.from('invoice,header\nINV-1,"%PDF-1.7"\n'))).toBeUndefined();
+		expect(attachmentType(Buffer.concat([Buffer.from('\r\n\r\n'), pdfBytes()]))).toBeUndefined();
+	});
+});
+
+describe('Base64, strictly', () => {
+	it('decodes standard and URL-safe Base64, padded or not, with line breaks', () => {
+		expect(decodeBase64('aGVsbG8=')?.toString()).toBe('hello');
+		expect(decodeBase64('aGVsbG8')?.toString()).toBe('hello');
+		expect(decodeBase64('aGVs\nbG8=')?.toString()).toBe('hello');
+		expect(decodeBase64('-_8=')).toEqual(Buffer.from([0xfb, 0xff]));
+		expect(decodeBase64('')).toEqual(Buffer.alloc(0));
+	});
+
+	it.each(['not base64 at all!', 'aGVs bG8=!', 'aGVsbG8=aGVs', 'aGVsb', 'a==='])('refuses %j, which Node would decode to some bytes', (text) => {
+		expect(Buffer.from(text, 'base64').length).toBeGreaterThanOrEqual(0);
+		expect(decodeBase64(text)).toBeUndefined();
+	});
+
+	it('decodes Base64 that arrives in pieces of any length, checking every character', () => {
+		const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) % 256));
+		const text = bytes.toString('base64');
+		for (const size of [1, 2, 3, 5, 64, 999]) {
+			const decoder = new Base64Decoder();
+			for (let at = 0; at < text.length; at += size) decoder.write(text.slice(at, at + size));
+			expect(decoder.end()?.equals(bytes)).toBe(true);
+		}
+		const bad = new Base64Decoder();
+		bad.write('aGVs');
+		bad.write('b!8=');
+		expect(bad.end()).toBeUndefined();
+		const afterPadding = new Base64Decoder();
+		afterPadding.write('aGk=');
+		afterPadding.write('aGk=');
+		expect(afterPadding.end()).toBeUndefined();
+	});
+
+	it.each([
+		[`data:image/png;base64,${pngBytes().toString('base64')}`, undefined],
+		[`data:image/jpeg;base64,${sampleJpeg().toString('base64')}`, undefined],
+		[`data:image/jpg;base64,${sampleJpeg().toString('base64')}`, 'is a data URL of image/jpg, but its data is a JPEG image (image/jpeg)'],
+		['https://example.com/a.png', undefined],
+		['data:image/png;base64,aGVsbG8gd29ybGQ=', 'is a data URL of image/png, but its data is text, not an image'],
+		['data:image/png;base64,%%%', 'is a data URL of image/png, but its data is not valid Base64'],
+		['data:text/plain;base64,aGVsbG8=', 'is a data URL of text/plain, not of an image'],
+		['data:image/svg+xml,<svg/>', 'is a data URL of image/svg+xml that is not Base64-encoded (";base64," is missing)'],
+		[`data:image/gif;base64,${pdfBytes().toString('base64')}`, 'is a data URL of image/gif, but its data is application/pdf, not an image'],
+	])('checks the data URL %#', (link, problem) => {
+		expect(imageDataUrlProblem(link)).toBe(problem);
+	});
+});
+
+describe('input errors carry what they quote only where the exit masks it', () => {
+	const PASTED = 'sk-pasted-into-a-field-0123456789abcdef';
+
+	it('keeps the quote in the message and the hint only: no cause or stack of n8n`s holds another copy', () => {
+		const { ctx } = contextFor({});
+		const error = fieldError(ctx, 3, 'Image URL', `must be an http(s) link, not "${PASTED}"`, `You gave ${PASTED}.`);
+		expect(error.message).toBe(`"Image URL" must be an http(s) link, not "${PASTED}" (item 3)`);
+		expect(error.description).toBe(`You gave ${PASTED}.`);
+		expect(error.context.itemIndex).toBe(3);
+		// What the exit does to an input error: its message and hint masked in place.
+		error.message = error.message.replaceAll(PASTED, '***');
+		error.description = error.description?.replaceAll(PASTED, '***');
+		// n8n stores errors through toJSON (its cause included) and shows the stack.
+		expect(JSON.stringify(error)).not.toContain(PASTED);
+		expect(String(error.stack)).not.toContain(PASTED);
+		expect(JSON.parse(JSON.stringify(error))).toMatchObject({ message: '"Image URL" must be an http(s) link, not "***" (item 3)', description: 'You gave ***.' });
 	});
 });
 
@@ -419,7 +492,7 @@ describe('JSON answers', () => {
 
 	function failure(text: string, cutOff = false): GatewayError {
 		try {
-			jsonReplyData({ what: 'The chat request', text, itemIndex: 2, cutOff, fields: { text } });
+			jsonReplyData({ what: 'The chat request', text, itemIndex: 2, json: { format: 'jsonObject' }, cutOff, fields: { text } });
 		} catch (error) {
 			return error as GatewayError;
 		}
@@ -499,6 +572,14 @@ describe('Gateway Video Generate first frame', () => {
 		await expect(frame({ imageUrl: 'data:image/png;base64,iVBORw0KGgo=' })).resolves.toBe('data:image/png;base64,iVBORw0KGgo=');
 		await expect(frame({})).resolves.toBeUndefined();
 		expect(checkImageUrl('data:text/plain;base64,aGk=')).toBe(false);
+	});
+
+	it('refuses a data URL whose data is not the image it declares, naming the field and the item', async () => {
+		const textUrl = `data:image/png;base64,${Buffer.from('sk-pasted-here-by-mistake').toString('base64')}`;
+		await expect(frame({ imageUrl: textUrl })).rejects.toThrow('"Image URL" is a data URL of image/png, but its data is text, not an image (item 0)');
+		await expect(frame({ imageUrl: `data:image/webp;base64,${pngBytes().toString('base64')}` })).rejects.toThrow(
+			'"Image URL" is a data URL of image/webp, but its data is a PNG image (image/png) (item 0)',
+		);
 	});
 
 	it('turns a binary image into a data URL typed from its bytes', async () => {

@@ -6,9 +6,11 @@ import { Readable } from 'stream';
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
+import { ImageAnswerReader } from '../../nodes/GatewayImageGenerate/inlineImages';
 import { IMAGE_BODY_FIELDS } from '../../nodes/GatewayImageGenerate/description';
 import { buildImageBody, readImageRequest } from '../../nodes/GatewayImageGenerate/request';
 import type { ImageRequest } from '../../nodes/GatewayImageGenerate/request';
+import type { ImageAnswer } from '../../nodes/GatewayImageGenerate/response';
 import {
 	estimateImageCostUsd,
 	fileTypeFromHeader,
@@ -131,6 +133,87 @@ describe('checking the answer', () => {
 
 	it('accepts links and Base64', () => {
 		expect(imageAnswerProblem({ data: [{ url: 'http://x/a.png' }, { b64_json: 'iVBO' }] })).toBeUndefined();
+	});
+});
+
+describe('reading an answer with its images decoded as they arrive', () => {
+	const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from(Array.from({ length: 300 }, (_, i) => i % 256))]);
+	const jpeg = Buffer.concat([Buffer.from('ffd8ffe0', 'hex'), Buffer.alloc(200, 7)]);
+
+	/** The answer fed in pieces of `size` bytes: the text kept, parsed, and each image taken by its placeholder. */
+	function read(answer: string, size: number, limits = { answer: 1e9, text: 1e6 }) {
+		const reader = new ImageAnswerReader(limits.answer, limits.text);
+		const bytes = Buffer.from(answer);
+		let accepted = true;
+		for (let at = 0; at < bytes.length && accepted; at += size) accepted = reader.write(bytes.subarray(at, at + size));
+		if (!accepted) return { accepted };
+		const parsed = JSON.parse(reader.text()) as { data: IDataObject[] } & IDataObject;
+		const images = parsed.data.map((entry) => (typeof entry.b64_json === 'string' ? reader.images.take(entry.b64_json) : undefined));
+		return { accepted, parsed, images };
+	}
+
+	it.each([1, 2, 3, 7, 64, 100_000])('decodes every b64_json and keeps the rest as it was, in pieces of %i bytes', (size) => {
+		const answer = JSON.stringify({
+			created: 1,
+			data: [
+				{ b64_json: png.toString('base64'), revised_prompt: 'say "b64_json": "x" \\ here' },
+				{ url: 'http://h/a.png', note: ['b64_json', 'b64_json:'] },
+				{ revised_prompt: 'j', b64_json: `data:image/jpeg;base64,${jpeg.toString('base64')}` },
+			],
+			usage: { total_tokens: 3 },
+		}).replace('"b64_json":', '"b64_json" :\n ');
+		const { parsed, images } = read(answer, size);
+		expect(images?.[0]?.bytes?.equals(png)).toBe(true);
+		expect(images?.[1]).toBeUndefined();
+		expect(images?.[2]?.bytes?.equals(jpeg)).toBe(true);
+		expect(parsed).toEqual({
+			created: 1,
+			data: [
+				{ b64_json: '[image data 0: 308 B]', revised_prompt: 'say "b64_json": "x" \\ here' },
+				{ url: 'http://h/a.png', note: ['b64_json', 'b64_json:'] },
+				{ revised_prompt: 'j', b64_json: '[image data 1: 204 B]' },
+			],
+			usage: { total_tokens: 3 },
+		});
+	});
+
+	it('reads escaped slashes and line breaks, which some encoders write into Base64', () => {
+		const base64 = png.toString('base64');
+		const escaped = `${base64.slice(0, 76)}\\n${base64.slice(76)}`.replace(/\//g, '\\/');
+		for (const size of [1, 5, 1000]) expect(read(`{"data":[{"b64_json":"${escaped}"}]}`, size).images?.[0]?.bytes?.equals(png)).toBe(true);
+	});
+
+	it.each([
+		['not base64 at all!!', 'is not valid Base64'],
+		['aGVsbG8=aGVsbG8=', 'is not valid Base64'],
+		['aGVs\\u0062G8=', 'is not valid Base64'],
+		[Buffer.from('just some words').toString('base64'), 'decodes to text, not an image'],
+		[Buffer.from('%PDF-1.7\n').toString('base64'), 'decodes to application/pdf, not an image'],
+	])('says why %j is no image', (value, problem) => {
+		const { parsed, images } = read(`{"data":[{"b64_json":"${value}"}]}`, 3);
+		expect(images?.[0]).toEqual({ problem });
+		expect(parsed?.data[0].b64_json).toBe(`[image data 0: ${problem}]`);
+	});
+
+	it('leaves an empty b64_json empty, so that a url beside it is taken', () => {
+		const { parsed } = read('{"data":[{"url":"http://h/a.png","b64_json":""},{"b64_json":" "}]}', 4);
+		expect(parsed?.data).toEqual([{ url: 'http://h/a.png', b64_json: '' }, { b64_json: ' ' }]);
+		expect(imageAnswerProblem(parsed)).toBe('"url" or "b64_json" for image 1');
+		const [image] = planImages(parsed as ImageAnswer, request(), 1);
+		expect([image.download, image.base64]).toEqual(['http://h/a.png', undefined]);
+	});
+
+	it('decodes a b64_json value that is no placeholder (a key the reader did not see) as Base64 itself', () => {
+		const reader = new ImageAnswerReader(1e6, 1e6);
+		expect(reader.images.take(png.toString('base64')).bytes?.equals(png)).toBe(true);
+		expect(reader.images.take('garbage!')).toEqual({ problem: 'is not valid Base64' });
+	});
+
+	it('stops at the answer`s limit, and at the limit of its text without the images', () => {
+		const answer = JSON.stringify({ data: [{ b64_json: png.toString('base64') }] });
+		expect(read(answer, 10, { answer: answer.length, text: 100 }).accepted).toBe(true);
+		expect(read(answer, 10, { answer: answer.length - 1, text: 100 }).accepted).toBe(false);
+		expect(read(JSON.stringify({ data: [{ revised_prompt: 'x'.repeat(200) }] }), 10, { answer: 1e6, text: 100 }).accepted).toBe(false);
 	});
 });
 

@@ -59,4 +59,19 @@ describe('file type from bytes', () => {
 		expect(sniffFileType(Buffer.from('<html>'))).toBeUndefined();
 		expect(sniffFileType(Buffer.alloc(0))).toBeUndefined();
 	});
+
+	it('knows a PDF by its header at the very start', () => {
+		expect(sniffFileType(Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1'))).toEqual({ mimeType: 'application/pdf', extension: 'pdf' });
+	});
+
+	// A signature counts only where the format puts it: text that merely contains one is no file of that type.
+	it.each([
+		['a CSV that mentions a PDF header', 'id,note\n1,%PDF-1.7 header\n'],
+		['text with a PDF header after a few bytes', '\r\n%PDF-1.7\n'],
+		['text with "ftyp" where an MP4 box type would be', 'abcdftypisom and more words'],
+		['text with "RIFF" and "WEBP" where a WebP header would be', 'RIFF1234WEBP is a word, not an image'],
+		['a CSV whose first cell is "ftyp"', '0000ftypmp42,1,2,3'],
+	])('does not take %s for a file', (_name, text) => {
+		expect(sniffFileType(Buffer.from(text, 'latin1'))).toBeUndefined();
+	});
 });

@@ -1,5 +1,5 @@
 /** The execution's sending pace (AIMD over the shared backoff gate), on a fake clock. */
-import { SendPace } from '../../nodes/shared/wire/pace';
+import { DEFAULT_PACE, SendPace } from '../../nodes/shared/wire/pace';
 import { CancelledError, PastDeadline } from '../../nodes/shared/wire/timing';
 import { createFakeClock } from '../helpers/fakeClock';
 
@@ -221,5 +221,30 @@ describe('SendPace as a fixed budget', () => {
 			// The third comes one gap after the first: the second's slot was not taken.
 			expect(clock.now() - before).toBeLessThanOrEqual(gap);
 		});
+	});
+});
+
+describe('SendPace, a hold or a cut that comes while a request waits for its slot', () => {
+	it('a Retry-After that arrives while a request sleeps towards its slot holds that request too', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock, DEFAULT_PACE, 1);
+		await pace.wait();
+		// The second request's slot is a second away; while it sleeps, another request is told to retry after 5 s.
+		clock.onSleep = (_ms, sleepNumber) => {
+			if (sleepNumber === 1) pace.holdFor(5000);
+		};
+		await pace.wait();
+		expect(clock.now()).toBeGreaterThanOrEqual(5000);
+	});
+
+	it('a hold that would pass the waiting request deadline fails it then (PastDeadline), not after the hold', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock, DEFAULT_PACE, 1);
+		await pace.wait();
+		clock.onSleep = (_ms, sleepNumber) => {
+			if (sleepNumber === 1) pace.holdFor(60_000);
+		};
+		await expect(pace.wait(undefined, 10_000)).rejects.toMatchObject({ reason: 'hold' });
+		expect(clock.now()).toBeLessThanOrEqual(10_000);
 	});
 });

@@ -46,6 +46,9 @@ describe('retry decisions', () => {
 		expect(retryDelayMs(3, undefined, DEFAULT_RETRY_POLICY, () => 1)).toBe(8000);
 		expect(retryDelayMs(10, undefined, DEFAULT_RETRY_POLICY, () => 1)).toBe(DEFAULT_RETRY_POLICY.maxDelayMs);
 		expect(retryDelayMs(2, 7000, DEFAULT_RETRY_POLICY, () => 1)).toBe(7000);
+		// A Retry-After of 0 (or a past date) asks for no wait: a 503 saying so is backed off all the same.
+		expect(retryDelayMs(0, 0, DEFAULT_RETRY_POLICY, () => 1)).toBe(1000);
+		expect(decideRetry({ kind: 'server', status: 503, mayHaveActed: false, retryAfterMs: 0 }, { rateLimit: 0, other: 0 }, DEFAULT_RETRY_POLICY, { now: 0, notAfter: 1e9, paced: false, random: () => 1 })).toEqual({ retry: true, waitMs: 1000 });
 	});
 });
 

@@ -1,4 +1,4 @@
-import { DEADLINE_GRACE_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, isPassingPollFailure, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { DEADLINE_GRACE_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isPassingPollFailure, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -59,13 +59,25 @@ describe('decideAfterPoll', () => {
 		expect(failure).toMatchObject({ outcome: { kind: 'failure', record: { fail_reason: 'nope' } } });
 	});
 
-	it('times out right after the last poll that fits before the deadline, without sleeping on', () => {
+	it('checks last at Max Wait and times out after that check, without sleeping on', () => {
 		expect(decideAfterPoll(state, running, 25_000)).toMatchObject({ nextPollAt: 30_000 });
 		expect(decideAfterPoll(state, running, 30_000)).toEqual({ outcome: { kind: 'timeout', record: running.task, waitedMs: 30_000 } });
-		expect(decideAfterPoll({ ...state, deadline: 27_000 }, running, 25_000)).toMatchObject({ outcome: { kind: 'timeout', waitedMs: 25_000 } });
-		// a tick that ran a moment late still gets its last poll at the deadline
-		expect(decideAfterPoll(state, running, 25_300)).toMatchObject({ nextPollAt: 30_300 });
-		expect(decideAfterPoll(state, running, 26_100)).toMatchObject({ outcome: { kind: 'timeout' } });
+		// an interval that does not fit before Max Wait: the last check comes at Max Wait itself
+		expect(decideAfterPoll({ ...state, deadline: 27_000 }, running, 25_000)).toMatchObject({ nextPollAt: 27_000 });
+		expect(decideAfterPoll(state, running, 26_100)).toMatchObject({ nextPollAt: 30_000 });
+		// a check sent within a second of Max Wait (a tick gathering close ones) is the last
+		expect(decideAfterPoll(state, running, 29_300)).toMatchObject({ outcome: { kind: 'timeout' } });
+	});
+
+	it('says how long the task waited since its submit, not when the last check was sent', () => {
+		// the last check went out at 30 s and was answered at 33 s: 33 s of waiting
+		expect(decideAfterPoll(state, running, 30_000, 33_000)).toMatchObject({ outcome: { kind: 'timeout', waitedMs: 33_000 } });
+		expect(decideAfterPoll({ ...state, submittedAt: 2000 }, running, 30_000, 31_000)).toMatchObject({ outcome: { kind: 'timeout', waitedMs: 29_000 } });
+	});
+
+	it('checks a task first one interval after the submit answered, or at Max Wait when that comes first', () => {
+		expect(firstCheckAt(state, 1000)).toBe(6000);
+		expect(firstCheckAt({ ...state, deadline: 4000 }, 1000)).toBe(4000);
 	});
 
 	it('counts passing failures, resets the count on an answer, and keeps the last known status', () => {
@@ -100,7 +112,7 @@ describe('the end of the wait', () => {
 	it('ends the wait when an answer (or a failed poll) came only at the wait end, even when the next poll would fit', () => {
 		// a poll sent at 10 s that dripped until the wait end: no further poll, a timeout quoting the last status
 		const dripped = decideAfterPoll(state, { error: failure('timeout'), passing: true }, 10_000, waitEndOf(state));
-		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: 10_000 } });
+		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: waitEndOf(state) } });
 		expect(decideAfterPoll(state, running, 10_000, waitEndOf(state))).toMatchObject({ outcome: { kind: 'timeout', record: running.task } });
 		// an answer a little late, within the wait, plans the next poll as usual
 		expect(decideAfterPoll(state, running, 10_000, 29_000)).toMatchObject({ nextPollAt: 15_000 });

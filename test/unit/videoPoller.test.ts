@@ -63,7 +63,7 @@ describe('TaskPoller', () => {
 		const outcomes = await Promise.all(ids.map(async (id) => await poller.watch(queued(id), wait)));
 		expect(outcomes.every((o) => o.kind === 'success')).toBe(true);
 		expect(polls).toHaveLength(30);
-		expect(clock.sleeps).toEqual([5000, 5000, 5000]);
+		expect(polls.map((p) => p.at)).toEqual([...Array(10).fill(5000), ...Array(10).fill(10_000), ...Array(10).fill(15_000)]);
 		expect(clock.now()).toBe(15_000);
 	});
 
@@ -133,7 +133,8 @@ describe('TaskPoller', () => {
 			},
 		});
 		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 60_000 });
-		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '10%' }, waitedMs: 10_000 });
+		// waited from the submit until the wait end, where the last check gave up
+		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '10%' }, waitedMs: waitEndOf({ deadline: 60_000 }) });
 		expect(polls).toEqual([5000, 10_000]);
 		expect(clock.now()).toBe(waitEndOf({ deadline: 60_000 }));
 	});
@@ -164,13 +165,47 @@ describe('TaskPoller', () => {
 		expect(await poller.watch(queued('a'), wait)).toEqual({ kind: 'failure', record: failure.task });
 	});
 
-	it('times out with the last status, right after the last poll that fits', async () => {
+	it('times out with the last status, after a last check at Max Wait', async () => {
 		const clock = createFakeClock(0);
-		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS 10%', 'IN_PROGRESS 20%'] });
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS 10%', 'IN_PROGRESS 20%', 'IN_PROGRESS 30%'] });
 		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 12_000 });
-		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '20%' }, waitedMs: 10_000 });
-		expect(polls.map((p) => p.at)).toEqual([5000, 10_000]);
-		expect(clock.now()).toBe(10_000);
+		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '30%' }, waitedMs: 12_000 });
+		expect(polls.map((p) => p.at)).toEqual([5000, 10_000, 12_000]);
+		expect(clock.now()).toBe(12_000);
+	});
+
+	it('counts Max Wait from the submit: a submit that took 3 s leaves 2 s of a 5 s wait, and the task is checked at its end', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS'] });
+		clock.advance(3000);
+		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 5000, submittedAt: 0 });
+		expect(outcome).toMatchObject({ kind: 'timeout', waitedMs: 5000 });
+		expect(polls.map((p) => p.at)).toEqual([5000]);
+	});
+
+	it('checks a task submitted while others are being checked on its own interval, not after their checks', async () => {
+		const clock = createFakeClock(0);
+		const at: Record<string, number[]> = { slow: [], late: [] };
+		const poller = new TaskPoller({
+			clock,
+			limit: createLimiter(10),
+			poll: async (taskId) => {
+				at[taskId].push(clock.now());
+				if (taskId === 'slow' && at.slow.length === 1) {
+					// the first check of "slow" takes 7 s
+					await new Promise((resolve) => setTimeout(resolve, 50));
+					clock.advance(7000);
+				}
+				return { task: { task_id: taskId, status: taskId === 'late' && at.late.length > 1 ? 'SUCCESS' : 'IN_PROGRESS' } };
+			},
+		});
+		const slow = poller.watch(queued('slow'), { intervalMs: 5000, maxWaitMs: 12_000 });
+		clock.advance(3000);
+		const late = await poller.watch(queued('late'), { intervalMs: 5000, maxWaitMs: 60_000 });
+		expect(late.kind).toBe('success');
+		// due at 8 s, while the check of "slow" sent at 5 s is still on its way
+		expect(at.late[0]).toBe(8000);
+		await slow;
 	});
 
 	it('retries passing poll failures at the next tick', async () => {
@@ -209,8 +244,9 @@ describe('TaskPoller', () => {
 		const clock = createFakeClock(0);
 		const controller = new AbortController();
 		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS'], b: ['IN_PROGRESS'] }, { signal: controller.signal });
-		clock.onSleep = (_ms, n) => {
-			if (n === 3) controller.abort();
+		// cancelled at the first sleep after the second round of polls
+		clock.onSleep = () => {
+			if (polls.length >= 4) controller.abort();
 		};
 		const outcomes = await Promise.all([poller.watch(queued('a'), wait), poller.watch(queued('b'), wait)]);
 		expect(outcomes.map((o: TaskOutcome) => o.kind)).toEqual(['cancelled', 'cancelled']);

@@ -36,7 +36,7 @@ describe('reading an item', () => {
 	it('reads model, prompt, seconds (number or digits) and size', async () => {
 		await expect(readSubmitInput(contextWith({ seconds: '10' }), 0)).resolves.toEqual({
 			fields: { model: 'video-2-0-fast-260128', prompt: 'a fox', seconds: '10', size: '1280x720' },
-			body: { model: 'video-2-0-fast-260128', prompt: 'a fox', seconds: '10', size: '1280x720' },
+			extraBody: {},
 		});
 	});
 

@@ -10,6 +10,7 @@ import { GatewayError, errorFromParsed, isErrorShape, missingResultError, notAnO
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
 import type { ServerSentEvent } from '../wire/sse';
+import { headerValue } from '../wire/transport';
 import type { ByteStream, GatewayClient } from '../wire/transport';
 
 /**
@@ -140,9 +141,10 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 	let begun = false;
 	try {
 		// A stream is recognised by its body: relays send it as text/plain, or with no type at all,
-		// and some ignore `stream` and answer with one JSON object.
-		if ((await firstCharacter(response.body)) === '{') {
-			reply = checkedReply(call, parseWhole(call, await readAll(response.body)));
+		// and some ignore `stream` and answer with one JSON object (or with anything else).
+		if (!startsEventStream(await firstCharacter(response.body))) {
+			const whole = wholeAnswer<R>(call.what, response.status, headerValue(response.headers, 'content-type'), await readAll(response.body), { itemIndex: call.itemIndex });
+			reply = checkedReply(call, whole);
 			if (live) await passWhole(live, call.answerText(reply));
 			return reply;
 		}
@@ -162,7 +164,8 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 		if (!replyStream.finished) {
 			throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${replyStream.endMark})`);
 		}
-		reply = replyStream.reply();
+		// A stream that ended properly but held no answer is the same error as an empty whole answer.
+		reply = checkedReply(call, replyStream.reply());
 	} catch (error) {
 		const failure = chatFailure(call, error, response.failure);
 		if (begun && live) await live.fail(client.masker.mask(failure.fullMessage)).catch(() => undefined);
@@ -178,16 +181,43 @@ function checkedReply<R>(call: ChatCall<R>, reply: R): R {
 	return reply;
 }
 
-function parseWhole<R>(call: ChatCall<R>, text: string): R {
-	let body: unknown;
+/** A field line (`data:`, `event:`, `id:`, `retry:`) or a comment (`:`) begins an event stream. */
+export function startsEventStream(first: string): boolean {
+	return first !== '' && ':deir'.includes(first);
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
 	try {
-		body = JSON.parse(text);
+		return { value: JSON.parse(text) as unknown };
 	} catch {
-		throw StreamFault.broken('the gateway answered with neither an event stream nor JSON', text);
+		return undefined;
 	}
-	if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObjectError(call.what, 200, body, { itemIndex: call.itemIndex });
-	if (isErrorShape(body)) throw StreamFault.reported(body);
-	return body as R;
+}
+
+/**
+ * A streamed request answered with a whole body instead: read as the same body is read without
+ * streaming (the words of GatewayClient.json), so `null`, a list, a page or an error in a 200
+ * are quoted, not reported as a stream that ended early.
+ */
+export function wholeAnswer<R>(what: string, status: number, contentType: string, body: string, extra: { itemIndex?: number } = {}): R {
+	const text = body.trim();
+	if (text === '') throw new GatewayError({ kind: 'protocol', headline: `${what} failed: the gateway answered HTTP ${status} with an empty body`, status, ...extra });
+	const parsed = parseJson(text);
+	if (!parsed) {
+		const page = /html/i.test(contentType) || text.startsWith('<');
+		throw new GatewayError({
+			kind: 'protocol',
+			headline: `${what} failed: the gateway answered HTTP ${status} with ${page ? 'a page' : 'text'} instead of JSON`,
+			gatewayMessage: quoteStart(text, 200),
+			hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
+			status,
+			...extra,
+		});
+	}
+	const value = parsed.value;
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObjectError(what, status, value, extra);
+	if (isErrorShape(value)) throw StreamFault.reported(value);
+	return value as R;
 }
 
 /** Any failure of a streamed call as a GatewayError; `readFailure` knows the attempt (timeout, Stop, network). */

@@ -36,12 +36,22 @@ export function readMessages(ctx: IExecuteFunctions, itemIndex: number, roles: r
 
 /** `maxTokens`: a whole number from 1 to the model's output limit where the catalogue knows it. */
 export function readMaxTokens(ctx: IExecuteFunctions, itemIndex: number, modelId: string): number {
-	const value = readInteger(ctx, itemIndex, ctx.getNodeParameter('maxTokens', itemIndex, DEFAULT_MAX_TOKENS), 'Max Tokens', { min: 1 });
+	return checkedMaxTokens(ctx, itemIndex, modelId, ctx.getNodeParameter('maxTokens', itemIndex, DEFAULT_MAX_TOKENS));
+}
+
+/**
+ * Max Tokens as given (`value`), checked against the model's output limit; when not given, the
+ * default of 4096, or the model's limit if that is lower. Always a number: relays that translate
+ * into the native format need `max_tokens`.
+ */
+export function checkedMaxTokens(ctx: IExecuteFunctions, itemIndex: number, modelId: string, value: unknown): number {
 	const limit = findModel(modelId)?.maxOutputTokens;
-	if (limit !== undefined && value > limit) {
-		throw fieldError(ctx, itemIndex, 'Max Tokens', `must be at most ${limit} for ${modelId}, not ${value}`, `${modelId} writes at most ${limit} tokens per answer.`);
+	if (value === undefined || value === null || value === '') return Math.min(DEFAULT_MAX_TOKENS, limit ?? DEFAULT_MAX_TOKENS);
+	const tokens = readInteger(ctx, itemIndex, value, 'Max Tokens', { min: 1 });
+	if (limit !== undefined && tokens > limit) {
+		throw fieldError(ctx, itemIndex, 'Max Tokens', `must be at most ${limit} for ${modelId}, not ${tokens}`, `${modelId} writes at most ${limit} tokens per answer.`);
 	}
-	return value;
+	return tokens;
 }
 
 /** An optional number option within [min, max]; undefined when the option was not added. */

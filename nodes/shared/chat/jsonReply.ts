@@ -77,16 +77,74 @@ export interface JsonReply {
 	what: string;
 	text: string;
 	itemIndex: number;
+	/** What was asked for: its top-level type is the one the answer must have. */
+	json: JsonRequest;
 	/** The answer was cut off at Max Tokens. */
 	cutOff: boolean;
 	/** Kept on the error (and on a Continue On Fail item), so the paid answer is not lost. */
 	fields: Record<string, unknown>;
 }
 
-/** The answer parsed as JSON; an answer that is not JSON is an error quoting its start. */
+/** The JSON Schema type names of the values JSON.parse gives. */
+type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
+
+function jsonTypeOf(value: unknown): JsonType {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'array';
+	return typeof value as 'object' | 'string' | 'number' | 'boolean';
+}
+
+const TYPE_WORDS: Record<JsonType, string> = {
+	object: 'a JSON object',
+	array: 'a list',
+	string: 'a JSON string',
+	number: 'a JSON number',
+	integer: 'a whole number',
+	boolean: 'true or false',
+	null: 'null',
+};
+
+/**
+ * The top-level types the answer may have: an object for JSON Object and for a schema that names
+ * no type (a schema of properties); with a schema, the type or types it names.
+ */
+function expectedTypes(json: JsonRequest): JsonType[] {
+	const type = json.schema?.type;
+	const named = (Array.isArray(type) ? type : [type]).filter((entry): entry is JsonType => typeof entry === 'string' && entry in TYPE_WORDS);
+	return named.length > 0 ? named : ['object'];
+}
+
+function hasExpectedType(value: unknown, expected: readonly JsonType[]): boolean {
+	const actual = jsonTypeOf(value);
+	if (expected.includes(actual)) return true;
+	return actual === 'number' && expected.includes('integer') && Number.isInteger(value);
+}
+
+/**
+ * The value of a JSON answer, when its top-level type is the one asked for; anything else (`null`,
+ * a string, a list where an object was asked for) is an error quoting what arrived.
+ */
+export function checkedJsonValue(reply: Omit<JsonReply, 'text' | 'cutOff'>, value: unknown): unknown {
+	const expected = expectedTypes(reply.json);
+	if (hasExpectedType(value, expected)) return value;
+	throw new GatewayError({
+		kind: 'protocol',
+		headline: `${reply.what} failed: the model's answer is ${TYPE_WORDS[jsonTypeOf(value)]}, not ${expected.map((type) => TYPE_WORDS[type]).join(' or ')}`,
+		hint:
+			reply.json.format === 'jsonSchema'
+				? 'The answer does not have the top-level type the Response JSON Schema asks for. Say in the message what the answer must be, or check the schema.'
+				: 'JSON Object asks for one JSON object ({...}). Say in the message that the answer must be a JSON object, or use Response Format JSON Schema.',
+		gatewayMessage: quoteStart(JSON.stringify(value) ?? String(value), 200),
+		mayHaveActed: true,
+		fields: reply.fields,
+		itemIndex: reply.itemIndex,
+	});
+}
+
+/** The answer parsed as JSON of the asked-for type; an answer that is not JSON is an error quoting its start. */
 export function jsonReplyData(reply: JsonReply): unknown {
 	const parsed = parseJsonText(reply.text);
-	if (parsed) return parsed.value;
+	if (parsed) return checkedJsonValue(reply, parsed.value);
 	const empty = reply.text.trim() === '';
 	throw new GatewayError({
 		kind: 'protocol',

@@ -80,7 +80,8 @@ export class GatewayError extends Error {
 	with(changes: Partial<GatewayErrorInit>): GatewayError {
 		const copy = new GatewayError({ ...this.init, ...changes });
 		// Where the failure happened, not where it was retold.
-		if (this.stack) copy.stack = this.stack.replace(this.message, copy.message);
+		// A function, so that `$&` or `$'` in a headline (a Location, a task id) is not read as a pattern.
+		if (this.stack) copy.stack = this.stack.replace(this.message, () => copy.message);
 		return copy;
 	}
 

@@ -5,10 +5,12 @@
  *
  * Two passes, so that a run over many items never holds every file at once:
  * - before any request (`planAttachments`, in the item's check): each file is read through n8n's
- *   binary helpers (every binary data mode: default, filesystem, database, S3), typed from its
- *   bytes (never from its name or declared MIME type), measured (size, and pixels where the format
- *   limits them) and checked against the format's limits; only these facts are kept;
- * - when the item's request is built (`loadAttachments`): the file is read again and encoded.
+ *   binary helpers (every binary data mode: default, filesystem, database, S3; only its first
+ *   bytes where n8n keeps it outside the item), typed from its bytes (never from its name or
+ *   declared MIME type), measured (size, and pixels where the format limits them) and checked
+ *   against the format's limits; only these facts are kept;
+ * - when the item's request is built (`loadAttachments`): the file is read again and encoded, and
+ *   released with the request, so a run holds the files of at most Concurrency items at once.
  * The wire forms are `attachmentParts`; `withAttachments` puts them into the last User message.
  */
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
@@ -97,13 +99,11 @@ export function formatSize(bytes: number): string {
 
 const ATTACHABLE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
-/** The type of a file from its bytes: one of the images both formats take, a PDF, or undefined. */
+/** The type of a file from its first bytes: one of the images both formats take, a PDF, or undefined. */
 export function attachmentType(bytes: Buffer): { kind: 'image' | 'pdf'; mimeType: string; extension: string } | undefined {
 	const sniffed = sniffFileType(bytes);
-	if (sniffed) return ATTACHABLE_IMAGES.includes(sniffed.mimeType) ? { kind: 'image', ...sniffed } : undefined;
-	// The PDF header may follow a few bytes of something else (the PDF format allows up to 1024).
-	if (bytes.subarray(0, 1024).includes('%PDF-', 0, 'latin1')) return { kind: 'pdf', mimeType: 'application/pdf', extension: 'pdf' };
-	return undefined;
+	if (sniffed?.mimeType === 'application/pdf') return { kind: 'pdf', ...sniffed };
+	return sniffed && ATTACHABLE_IMAGES.includes(sniffed.mimeType) ? { kind: 'image', ...sniffed } : undefined;
 }
 
 function listOf(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
@@ -197,6 +197,32 @@ function binaryOf(ctx: IExecuteFunctions, itemIndex: number, property: string): 
 
 const ACCEPTED = 'only PNG, JPEG, GIF and WebP images and PDF documents can be attached';
 
+/** Enough of a file for its type and its size in pixels: the headers that tell them sit at its start. */
+const HEAD_BYTES = 64 * 1024;
+
+/**
+ * What the check before any request reads of a file: only its first bytes where n8n keeps the
+ * file outside the item (filesystem, database and S3 modes) and knows its size, so checking a
+ * thousand items does not read a thousand files; the whole file otherwise (default mode keeps
+ * it in the item anyway). `size` is the file's, whichever was read.
+ */
+async function bytesToCheck(ctx: IExecuteFunctions, itemIndex: number, property: string, binary: IBinaryData, recorded: number | undefined): Promise<{ bytes: Buffer; size: number }> {
+	if (binary.id && recorded !== undefined && typeof ctx.helpers.getBinaryStream === 'function') {
+		const parts: Buffer[] = [];
+		let length = 0;
+		// Leaving the loop early closes the file.
+		for await (const chunk of await ctx.helpers.getBinaryStream(binary.id, HEAD_BYTES)) {
+			const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+			parts.push(part);
+			length += part.length;
+			if (length >= HEAD_BYTES) break;
+		}
+		return { bytes: Buffer.concat(parts).subarray(0, HEAD_BYTES), size: recorded };
+	}
+	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	return { bytes, size: bytes.length };
+}
+
 /** Reads, types and measures one file, and checks it against the format's per-file limits. */
 async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits): Promise<FileAttachment> {
 	const field = BINARY_ATTACHMENTS_FIELD;
@@ -208,7 +234,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
 	}
 	ctx.helpers.assertBinaryData(itemIndex, property);
-	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	const { bytes, size } = await bytesToCheck(ctx, itemIndex, property, binary, recorded);
 	const type = attachmentType(bytes);
 	if (!type) {
 		const sniffed = sniffFileType(bytes);
@@ -216,7 +242,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${what}${describeBinary(binary)}: ${ACCEPTED}`, 'The type is read from the file itself, not from its name.');
 	}
 	const fileName = typeof binary.fileName === 'string' && binary.fileName.trim() !== '' ? binary.fileName.trim() : `${property}.${type.extension}`;
-	const file: FileAttachment = { property, kind: type.kind, mimeType: type.mimeType, fileName, size: bytes.length };
+	const file: FileAttachment = { property, kind: type.kind, mimeType: type.mimeType, fileName, size };
 	if (type.kind === 'pdf') {
 		if (file.size > limits.maxPdfBytes) {
 			throw fieldError(ctx, itemIndex, field, `field "${property}" is a PDF of ${formatSize(file.size)}; ${limits.label} takes PDFs of at most ${formatSize(limits.maxPdfBytes)}`);
@@ -234,7 +260,8 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 			'Make the image smaller first (e.g. with the Edit Image node), or send it as a link in Image URLs.',
 		);
 	}
-	const dimensions = imageDimensions(bytes);
+	// A header beyond the first bytes (a JPEG's after large metadata): then the whole file is read.
+	const dimensions = imageDimensions(bytes) ?? (bytes.length < size ? imageDimensions(await ctx.helpers.getBinaryDataBuffer(itemIndex, property)) : undefined);
 	if (dimensions) {
 		file.width = dimensions.width;
 		file.height = dimensions.height;

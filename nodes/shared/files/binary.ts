@@ -16,21 +16,33 @@ export interface FileType {
 
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
 
-/** The file type from its first bytes; undefined when it is none we know. */
+/** An ISO media file (MP4, MOV, AVIF) opens with its `ftyp` box: a small size (16 bytes and up, in steps of 4), then "ftyp". */
+function isFtypBox(bytes: Buffer): boolean {
+	if (bytes.length < 12 || ascii(bytes, 4, 8) !== 'ftyp') return false;
+	const size = bytes.readUInt32BE(0);
+	return size >= 16 && size <= 4096 && size % 4 === 0;
+}
+
+/**
+ * The file type from its signature at offset 0, where each format puts it (never from a search in
+ * the content: a CSV that quotes "%PDF-1.7" is text); undefined when it is none we know.
+ */
 export function sniffFileType(bytes: Buffer): FileType | undefined {
 	if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a) {
 		return { mimeType: 'image/png', extension: 'png' };
 	}
 	if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return { mimeType: 'image/jpeg', extension: 'jpg' };
-	if (bytes.length >= 12 && ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WEBP') return { mimeType: 'image/webp', extension: 'webp' };
+	// RIFF, the chunk size, WEBP, then the first chunk: VP8 (lossy), VP8L (lossless) or VP8X (extended).
+	if (bytes.length >= 15 && ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 15) === 'WEBPVP8') return { mimeType: 'image/webp', extension: 'webp' };
 	if (bytes.length >= 6 && /^GIF8[79]a$/.test(ascii(bytes, 0, 6))) return { mimeType: 'image/gif', extension: 'gif' };
-	if (bytes.length >= 12 && ascii(bytes, 4, 8) === 'ftyp') {
+	if (isFtypBox(bytes)) {
 		const brand = ascii(bytes, 8, 12);
 		if (brand === 'qt  ') return { mimeType: 'video/quicktime', extension: 'mov' };
 		if (/^(avif|avis)$/.test(brand)) return { mimeType: 'image/avif', extension: 'avif' };
 		return { mimeType: 'video/mp4', extension: 'mp4' };
 	}
 	if (bytes.length >= 4 && bytes.readUInt32BE(0) === 0x1a45dfa3) return { mimeType: 'video/webm', extension: 'webm' };
+	if (bytes.length >= 8 && /^%PDF-\d\.\d$/.test(ascii(bytes, 0, 8))) return { mimeType: 'application/pdf', extension: 'pdf' };
 	return undefined;
 }
 

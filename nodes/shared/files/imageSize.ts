@@ -1,8 +1,10 @@
 /**
  * The width and height of an image, read from its header bytes: PNG, JPEG, GIF and WebP (lossy,
- * lossless and extended). Pure: no decoding, no dependencies. Used to check the native messages
+ * lossless and extended), typed by sniffFileType. Pure: no decoding. Used to check the native messages
  * format's pixel limits before an image is sent.
  */
+import { sniffFileType } from './binary';
+
 export interface ImageDimensions {
 	width: number;
 	height: number;
@@ -74,9 +76,16 @@ function jpegDimensions(bytes: Buffer): ImageDimensions | undefined {
 
 /** Width and height in pixels; undefined when the bytes are none of these formats or the header is cut short. */
 export function imageDimensions(bytes: Buffer): ImageDimensions | undefined {
-	if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a) return pngDimensions(bytes);
-	if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return jpegDimensions(bytes);
-	if (bytes.length >= 6 && /^GIF8[79]a$/.test(ascii(bytes, 0, 6))) return gifDimensions(bytes);
-	if (bytes.length >= 12 && ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WEBP') return webpDimensions(bytes);
-	return undefined;
+	switch (sniffFileType(bytes)?.mimeType) {
+		case 'image/png':
+			return pngDimensions(bytes);
+		case 'image/jpeg':
+			return jpegDimensions(bytes);
+		case 'image/gif':
+			return gifDimensions(bytes);
+		case 'image/webp':
+			return webpDimensions(bytes);
+		default:
+			return undefined;
+	}
 }

@@ -5,6 +5,11 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+/**
+ * The error of a bad input. What it quotes of the input is in its message and hint only, where
+ * the exit masks it: built from a string, n8n's error would keep a second copy in its `cause`
+ * (stored with the execution) and in its stack, which no masking of the message reaches.
+ */
 export function fieldError(
 	ctx: Pick<IExecuteFunctions, 'getNode'>,
 	itemIndex: number,
@@ -12,10 +17,7 @@ export function fieldError(
 	problem: string,
 	hint?: string,
 ): NodeOperationError {
-	return new NodeOperationError(ctx.getNode(), `"${field}" ${problem} (item ${itemIndex})`, {
-		itemIndex,
-		description: hint,
-	});
+	return new NodeOperationError(ctx.getNode(), {}, { message: `"${field}" ${problem} (item ${itemIndex})`, itemIndex, description: hint });
 }
 
 /** What a value is, for a message about a value of the wrong type. */

@@ -113,13 +113,19 @@ export class SendPace {
 	}
 
 	private async spaceOut(signal?: AbortSignal, notAfter?: number): Promise<void> {
-		// A waiter that gave up takes no slot from the ones behind it.
-		if (signal?.aborted) throw new CancelledError();
-		const due = this.lastRelease + this.gap();
-		const now = this.clock.now();
-		// The pace was cut while this request waited: its slot now comes too late.
-		if (notAfter !== undefined && due > notAfter) throw new PastDeadline('turn', due - now, notAfter - now);
-		if (due > now) await this.clock.sleep(due - now, signal);
+		// Until the slot comes with no hold on: a Retry-After or a cut that came while this request
+		// slept towards its slot holds it too (it would only meet another 429).
+		for (;;) {
+			// A waiter that gave up takes no slot from the ones behind it.
+			if (signal?.aborted) throw new CancelledError();
+			await this.gate.wait(signal, notAfter);
+			const due = this.lastRelease + this.gap();
+			const now = this.clock.now();
+			if (due <= now) break;
+			// The pace was cut while this request waited: its slot now comes too late.
+			if (notAfter !== undefined && due > notAfter) throw new PastDeadline('turn', due - now, notAfter - now);
+			await this.clock.sleep(due - now, signal);
+		}
 		this.lastRelease = this.clock.now();
 	}
 

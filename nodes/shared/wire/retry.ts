@@ -79,9 +79,10 @@ export function parseRetryAfter(header: unknown, now: number): number | undefine
 }
 
 /**
- * Delay before retry number `retry` (0-based): Retry-After when the gateway gave one, else
- * exponential backoff with jitter (between half and all of the step) so that a batch of items
- * does not retry in lock-step.
+ * Delay before retry number `retry` (0-based): Retry-After when the gateway asks for a real wait,
+ * else exponential backoff with jitter (between half and all of the step) so that a batch of items
+ * does not retry in lock-step. A Retry-After of 0 (or a date in the past) is no reason to hammer
+ * the gateway: it backs off like none, whatever the status.
  */
 export function retryDelayMs(
 	retry: number,
@@ -89,7 +90,7 @@ export function retryDelayMs(
 	policy: RetryPolicy = DEFAULT_RETRY_POLICY,
 	random: () => number = Math.random,
 ): number {
-	if (retryAfterMs !== undefined) return retryAfterMs;
+	if (retryAfterMs !== undefined && retryAfterMs > 0) return retryAfterMs;
 	const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);
 	return Math.round(step * (0.5 + random() * 0.5));
 }

@@ -92,6 +92,12 @@ export interface GatewayCall {
 	what?: string;
 	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
 	pace?: SendPace;
+	/**
+	 * Keep only `pace`, outside the execution's: its 429s neither slow nor hold the execution's other
+	 * requests, nor are slowed by theirs (video status checks, which the wait loop itself sends again
+	 * at the next interval, in a lane of their own).
+	 */
+	ownPaceOnly?: boolean;
 	/** Fields every error of this call keeps (e.g. a task id). */
 	errorFields?: Record<string, unknown>;
 }
@@ -144,6 +150,39 @@ function tryParse(text: string, parse: (text: string) => unknown): { ok: true; v
 	} catch {
 		return { ok: false };
 	}
+}
+
+/**
+ * A whole answer's text as a JSON object. An empty body, text that is not JSON, a value that is
+ * not an object and an error body in a 200 (`{"error":…}`, `{"success":false}`, …) all become
+ * GatewayErrors. For answers read some other way than `json` (a stream decoded as it arrives).
+ */
+export function jsonObjectAnswer<T = IDataObject>(
+	response: GatewayResponse<string>,
+	what: string,
+	extra: Partial<GatewayErrorInit>,
+	parse: (text: string) => unknown = JSON.parse,
+): T {
+	const text = response.body.trim();
+	if (text === '') {
+		throw new GatewayError({ kind: 'protocol', headline: `${what} failed: the gateway answered HTTP ${response.status} with an empty body`, ...extra });
+	}
+	const parsed = tryParse(text, parse);
+	if (!parsed.ok) {
+		const contentType = headerValue(response.headers, 'content-type');
+		const page = /html/i.test(contentType) || text.startsWith('<');
+		throw new GatewayError({
+			kind: 'protocol',
+			headline: `${what} failed: the gateway answered HTTP ${response.status} with ${page ? 'a page' : 'text'} instead of JSON`,
+			gatewayMessage: quoteStart(text, 200),
+			hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
+			...extra,
+		});
+	}
+	const body = parsed.value;
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObjectError(what, response.status, body, extra);
+	if (isErrorShape(body)) throw errorFromParsed(what, response.status, readErrorFields(body), extra);
+	return body as T;
 }
 
 /** A redirect's Location as an absolute URL, or undefined when it is none. */
@@ -266,29 +305,8 @@ export class GatewayClient {
 	 * become GatewayErrors. `parse` replaces JSON.parse (e.g. to keep int64 digits).
 	 */
 	async json<T = IDataObject>(call: GatewayCall, parse: (text: string) => unknown = JSON.parse): Promise<T> {
-		const what = call.what ?? 'The gateway request';
 		const response = await this.text(call);
-		const text = response.body.trim();
-		const extra = this.errorExtra(call, { status: response.status });
-		if (text === '') {
-			throw new GatewayError({ kind: 'protocol', headline: `${what} failed: the gateway answered HTTP ${response.status} with an empty body`, ...extra });
-		}
-		const parsed = tryParse(text, parse);
-		if (!parsed.ok) {
-			const contentType = headerValue(response.headers, 'content-type');
-			const page = /html/i.test(contentType) || text.startsWith('<');
-			throw new GatewayError({
-				kind: 'protocol',
-				headline: `${what} failed: the gateway answered HTTP ${response.status} with ${page ? 'a page' : 'text'} instead of JSON`,
-				gatewayMessage: quoteStart(text, 200),
-				hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
-				...extra,
-			});
-		}
-		const body = parsed.value;
-		if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObjectError(what, response.status, body, extra);
-		if (isErrorShape(body)) throw errorFromParsed(what, response.status, readErrorFields(body), extra);
-		return body as T;
+		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
 	}
 
 	/** Sends a request and returns the whole answer as text (a 2xx; error statuses are thrown). */
@@ -341,13 +359,14 @@ export class GatewayClient {
 		for (let tries = 1; ; tries++) {
 			await this.waitForTurn(call, limit, last);
 			const attempt = this.newAttempt(call, limit);
+			const shared = this.sharedPace(call);
 			const sentAt = this.pace.now();
 			let paced = false;
 			let failure: GatewayError;
 			try {
 				const response = await this.attempt(call, attempt);
-				if (response.statusCode === 429) paced = this.pace.rateLimited(sentAt);
-				else if (response.statusCode < 400) this.pace.succeeded();
+				if (response.statusCode === 429) paced = shared?.rateLimited(sentAt) ?? false;
+				else if (response.statusCode < 400) shared?.succeeded();
 				if (response.statusCode < 300) return await take(response, attempt);
 				failure = await this.statusFailure(response, attempt, call);
 			} catch (error) {
@@ -356,13 +375,13 @@ export class GatewayClient {
 			}
 			if (failure.kind === 'cancelled') throw failure;
 			// A Retry-After is about the account, not this item: the whole batch holds, whether or not this item waits for it.
-			if (failure.kind === 'rate_limit' && failure.retryAfterMs !== undefined && failure.retryAfterMs > 0) this.pace.holdFor(failure.retryAfterMs);
+			if (failure.kind === 'rate_limit' && failure.retryAfterMs !== undefined && failure.retryAfterMs > 0) shared?.holdFor(failure.retryAfterMs);
 			const decision = decideRetry(failure, count, policy, { now: Date.now(), notAfter: limit.notAfter, paced });
 			if (!decision.retry) throw this.finalFailure(failure, decision, policy, call, limit, tries, Date.now() - started);
 			if (failure.kind === 'rate_limit') count.rateLimit++;
 			else count.other++;
 			// A 429 before anything got through backs the whole batch off, not this item alone.
-			if (failure.kind === 'rate_limit' && decision.waitMs > 0) this.pace.holdFor(decision.waitMs);
+			if (failure.kind === 'rate_limit' && decision.waitMs > 0) (shared ?? call.pace)?.holdFor(decision.waitMs);
 			last = failure;
 			await pause(decision.waitMs, this.stop).catch((error) => this.rethrowCancel(error, call, failure.mayHaveActed));
 		}
@@ -373,6 +392,11 @@ export class GatewayClient {
 		const notAfter = call.notAfter ?? started + (call.deadlineMs ?? DEFAULT_DEADLINE_MS);
 		const ms = Math.max(0, notAfter - started);
 		return { notAfter, ms, name: call.limitName ?? `the ${secondsText(ms)} s limit of this request` };
+	}
+
+	/** The execution's pace, unless the call keeps only its own (ownPaceOnly). */
+	private sharedPace(call: GatewayCall): SendPace | undefined {
+		return call.ownPaceOnly && call.pace ? undefined : this.pace;
 	}
 
 	/**
@@ -387,12 +411,21 @@ export class GatewayClient {
 		let waitError: unknown;
 		try {
 			await call.pace?.wait(signal, limit.notAfter);
-			await this.pace.wait(signal, limit.notAfter);
+			await this.sharedPace(call)?.wait(signal, limit.notAfter);
 		} catch (error) {
 			waitError = error;
 		}
 		if (this.stop.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
-		if (waitError === undefined) return;
+		if (waitError === undefined) {
+			// A request begun at its deadline would be cut at once, after the gateway may have started on it.
+			if (Date.now() < limit.notAfter) return;
+			throw new GatewayError({
+				kind: 'timeout',
+				headline: `${call.what ?? 'The gateway request'} failed: ${limit.name} ran out before it could be sent`,
+				mayHaveActed: last?.mayHaveActed ?? false,
+				...this.errorExtra(call),
+			});
+		}
 		if (!(waitError instanceof PastDeadline) && !deadline.aborted) throw waitError;
 		// Known at once (the hold or the slot comes too late), or the deadline came while queued.
 		const words =
@@ -517,18 +550,20 @@ export class GatewayClient {
 	/** An error status: its body read (briefly) and classified. */
 	private async statusFailure(response: RawResponse, attempt: AttemptSignal, call: GatewayCall): Promise<GatewayError> {
 		const what = call.what ?? 'The gateway request';
+		const status = response.statusCode;
+		// The gateway may have done the work before its proxy gave up (502/504) or failed afterwards
+		// (500); any other error status is a refusal, whatever its body turns out to say.
+		const mayHaveActed = status >= 500 || status === 408;
 		let text = '';
 		try {
 			text = (await this.readBody(response.body, attempt, call, ERROR_BODY_LIMIT, true)).toString('utf8');
 		} catch {
-			if (attempt.cancelled) return this.cancelled(call, call.body !== undefined);
+			// Stopped while the body arrived: the status has already said whether the gateway acted.
+			if (attempt.cancelled) return this.cancelled(call, call.body !== undefined && mayHaveActed);
 			// A dropped error body still leaves the status code to report.
 		}
-		const status = response.statusCode;
 		const contentType = headerValue(response.headers, 'content-type');
 		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after'], Date.now());
-		// The gateway may have done the work before its proxy gave up (502/504) or failed afterwards (500).
-		const mayHaveActed = status >= 500 || status === 408;
 		const host = hostOf(this.url(call.path));
 		const fromFileHost = !isSameOrigin(this.url(call.path), this.baseUrl);
 		if (fromFileHost && isExpiredLinkStatus(status)) {

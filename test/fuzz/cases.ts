@@ -1,0 +1,42 @@
+/**
+ * Scenarios written out by hand: the fixed parts a counterexample does not vary, so each named
+ * counterexample states only the misbehaviour that broke a promise.
+ */
+import type { Answer, RunPlan, Secrets, VideoPlan } from './gateway';
+import { CLEAN } from './gateway';
+import type { NodeKind, Scenario } from './scenario';
+
+export const FIXED_SECRETS: Secrets = { key: 'sk-Fz9qR2mT7wXcV4bN8kLp/Q3sD+h6', headerName: 'x-api-token', headerValue: 'Qk7v9' };
+
+export function answer(overrides: Partial<Answer>): Answer {
+	return { ...CLEAN, ...overrides };
+}
+
+export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
+	answers?: Answer[];
+	text?: string;
+	toolCall?: boolean;
+	video?: Partial<VideoPlan>;
+}
+
+export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
+	const { answers = [], text = 'The fern grows', toolCall = false, video = {}, ...rest } = overrides;
+	const plan: RunPlan = {
+		answers,
+		text,
+		toolCall,
+		video: { submitIds: ['task_4242'], pendingPolls: 0, terminal: 'SUCCESS', foreignId: false, resultOnSibling: false, ...video },
+	};
+	return {
+		node,
+		secrets: FIXED_SECRETS,
+		deadlineSeconds: 2,
+		items: 1,
+		continueOnFail: false,
+		taskIdInput: 'task_4242',
+		resume: false,
+		imageFormat: 'url',
+		plan,
+		...rest,
+	};
+}

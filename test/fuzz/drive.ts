@@ -1,0 +1,235 @@
+/**
+ * Runs one scenario: the node's own execute (or the Gateway Chat Model as an agent drives it)
+ * with the fake n8n context of test/helpers/executeContext.ts, so requests go out through n8n's
+ * own request function to the fuzz gateway. Captures everything that leaves the node: output
+ * items, the error, log lines, custom data, streamed chunks, and the model's results.
+ */
+import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, ISupplyDataFunctions } from 'n8n-workflow';
+
+import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
+import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
+import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
+import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
+import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
+import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
+import { standInSdk } from '../helpers/chatModelSdk';
+import { createExecuteContext } from '../helpers/executeContext';
+import type { FuzzGateway, RunState } from './gateway';
+import type { Scenario } from './scenario';
+import { deadlineMs } from './scenario';
+
+export const SETTING_HEADER = { name: 'x-portkey-provider', value: 'openai' };
+
+export interface LogLine {
+	level: string;
+	message: string;
+	meta?: unknown;
+}
+
+export interface Outcome {
+	output: INodeExecutionData[];
+	error?: unknown;
+	logs: LogLine[];
+	customData: unknown[];
+	chunks: unknown[];
+	/** What the Chat Model handed to the agent: results, stream chunks, tool inputs. */
+	modelResults: unknown[];
+	/** Chat Model runs: how long each call took (each has its own Timeout). */
+	callDurations: number[];
+	startedAt: number;
+	settledAt: number;
+	/** The run had not settled by its deadline plus the grace and was stopped by the harness. */
+	hung: boolean;
+	/** Gave no answer even after the Stop. */
+	neverSettled: boolean;
+	/** The model's answer text (chat nodes and the model), for the unchanged-text check. */
+	text?: string;
+}
+
+export const GRACE_MS = 2000;
+
+const CALCULATOR: FunctionTool = {
+	type: 'function',
+	name: 'Calculator',
+	description: 'Does sums',
+	inputSchema: { type: 'object', properties: { input: { type: 'string' } } },
+};
+
+function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
+	const model = (value: string) => ({ __rl: true, mode: 'id', value });
+	const prompt = (i: number) => `A fern in the rain, item ${i}`;
+	return (i) => {
+		switch (scenario.node) {
+			case 'chat':
+			case 'chatStream':
+			case 'messages':
+			case 'messagesStream':
+				return {
+					model: model('chat-sonnet-5'),
+					messages: { values: [{ role: 'user', content: `Hello ${i}` }] },
+					maxTokens: 100,
+					stream: scenario.node.endsWith('Stream'),
+					options: { timeoutSeconds: scenario.deadlineSeconds },
+				};
+			case 'modelGenerate':
+			case 'modelStream':
+				return { model: model('chat-sonnet-5'), options: { timeoutSeconds: scenario.deadlineSeconds } };
+			case 'image':
+				return { model: model('img-image-2'), prompt: prompt(i), n: 1, responseFormat: scenario.imageFormat, options: {} };
+			case 'plant':
+				return { id: 1000 + i, name: `Fern ${i}`, tag: 'shade' };
+			default: {
+				const operation = { videoGenerate: 'generate', videoSubmit: 'submit', videoStatus: 'getStatus', videoDownload: 'download' }[scenario.node];
+				const options: IDataObject = operation === 'generate' ? { maxWaitSeconds: 5, pollIntervalSeconds: 5 } : {};
+				if (operation === 'generate' && scenario.resume) options.resumeTaskId = scenario.taskIdInput;
+				return { operation, model: model('video-2-0-fast-260128'), prompt: prompt(i), seconds: 5, size: '1280x720', taskId: scenario.taskIdInput, options };
+			}
+		}
+	};
+}
+
+const NODES: Record<string, () => INodeType> = {
+	chat: () => new GatewayChat(),
+	chatStream: () => new GatewayChat(),
+	messages: () => new GatewayMessages(),
+	messagesStream: () => new GatewayMessages(),
+	image: () => new GatewayImageGenerate(),
+	plant: () => new GatewayPlantCreate(),
+	videoGenerate: () => new GatewayVideoGenerate(),
+	videoSubmit: () => new GatewayVideoGenerate(),
+	videoStatus: () => new GatewayVideoGenerate(),
+	videoDownload: () => new GatewayVideoGenerate(),
+};
+
+async function collect(stream: AsyncIterable<StreamChunk>, into: unknown[]): Promise<StreamChunk[]> {
+	const chunks: StreamChunk[] = [];
+	for await (const chunk of stream) {
+		chunks.push(chunk);
+		into.push(chunk);
+	}
+	return chunks;
+}
+
+/** The agent's loop: ask, run the tool it calls (with the arguments it got), ask again, at most twice. */
+async function driveModel(ctx: IExecuteFunctions, scenario: Scenario, outcome: Outcome): Promise<void> {
+	const supplied = await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, async () => standInSdk);
+	const model = (supplied.response as ChatModel).withTools([CALCULATOR]);
+	const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'What is 2 + 3?' }] }];
+	for (let round = 0; round < 2; round++) {
+		const started = Date.now();
+		try {
+			if (scenario.node === 'modelGenerate') {
+				const result = await model.generate(messages);
+				outcome.modelResults.push(result);
+				const calls = result.message.content.filter((part) => part.type === 'tool-call') as Array<{ toolCallId?: string; toolName: string; input: string }>;
+				const texts = result.message.content.filter((part) => part.type === 'text') as Array<{ text: string }>;
+				if (calls.length === 0) {
+					outcome.text = texts.map((t) => t.text).join('');
+					return;
+				}
+				messages.push(result.message, {
+					role: 'tool',
+					content: calls.map((call) => ({ type: 'tool-result' as const, toolCallId: call.toolCallId ?? '', result: `ran with ${call.input}` })),
+				});
+			} else {
+				const chunks = await collect(model.stream(messages), outcome.modelResults);
+				const deltas = chunks.filter((c) => c.type === 'text-delta') as Array<{ delta: string }>;
+				const calls = chunks.filter((c) => c.type === 'tool-call-delta') as Array<{ id?: string; name?: string; argumentsDelta?: string }>;
+				if (calls.length === 0) {
+					outcome.text = deltas.map((d) => d.delta).join('');
+					return;
+				}
+				const id = calls.find((c) => c.id)?.id ?? 'call';
+				const input = calls.map((c) => c.argumentsDelta ?? '').join('');
+				messages.push(
+					{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'Calculator', input }] },
+					{ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, result: `ran with ${input}` }] },
+				);
+			}
+		} finally {
+			outcome.callDurations.push(Date.now() - started);
+		}
+	}
+}
+
+export async function runScenario(gateway: FuzzGateway, scenario: Scenario): Promise<{ outcome: Outcome; state: RunState }> {
+	const state = gateway.open(scenario.plan, scenario.secrets);
+	const stop = new AbortController();
+	const { secrets } = scenario;
+	const context = createExecuteContext({
+		parameters: parametersOf(scenario),
+		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i } })),
+		continueOnFail: scenario.continueOnFail,
+		abortSignal: stop.signal,
+		streaming: scenario.node === 'chatStream' || scenario.node === 'messagesStream',
+		credentials: {
+			apiKey: secrets.key,
+			baseUrl: state.baseUrl,
+			customHeaders: JSON.stringify({ [secrets.headerName]: secrets.headerValue, [SETTING_HEADER.name]: SETTING_HEADER.value }),
+		},
+		nodeName: 'Fuzzed Node',
+	});
+	const outcome: Outcome = {
+		output: [],
+		logs: [],
+		customData: [],
+		chunks: context.chunks,
+		modelResults: [],
+		callDurations: [],
+		startedAt: Date.now(),
+		settledAt: 0,
+		hung: false,
+		neverSettled: false,
+	};
+	// Written over the fake context's own: it keeps no log lines and no custom data.
+	const ctx = context.ctx as unknown as Record<string, unknown> & IExecuteFunctions;
+	const writable = ctx as unknown as Record<string, unknown>;
+	const logger: Record<string, (message: string, meta?: unknown) => void> = {};
+	for (const level of ['debug', 'info', 'warn', 'error', 'verbose']) logger[level] = (message, meta) => outcome.logs.push({ level, message: String(message), meta });
+	writable.logger = logger;
+	writable.getExecutionId = () => `exec-${state.run}`;
+	const store: IDataObject = {};
+	writable.customData = {
+		set: (key: string, value: unknown) => {
+			store[key] = value as never;
+			outcome.customData.push({ key, value });
+		},
+		setAll: (values: IDataObject) => {
+			Object.assign(store, values);
+			outcome.customData.push(values);
+		},
+		get: (key: string) => store[key],
+		getAll: () => store,
+	};
+
+	const work = (async () => {
+		if (scenario.node === 'modelGenerate' || scenario.node === 'modelStream') {
+			await driveModel(ctx, scenario, outcome);
+			return;
+		}
+		const [items] = (await NODES[scenario.node]().execute!.call(ctx)) as INodeExecutionData[][];
+		outcome.output = items;
+		if (items.length === 1 && typeof items[0].json.text === 'string') outcome.text = items[0].json.text;
+	})();
+	const limit = deadlineMs(scenario) * (scenario.node.startsWith('model') ? 2 : 1) + GRACE_MS;
+	let timer: NodeJS.Timeout | undefined;
+	const watchdog = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), limit + 500)));
+	const settled = work.then(
+		() => 'done' as const,
+		(error: unknown) => {
+			outcome.error = error;
+			return 'done' as const;
+		},
+	);
+	if ((await Promise.race([settled, watchdog])) === 'hung') {
+		outcome.hung = true;
+		stop.abort();
+		const late = await Promise.race([settled, new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), 3000))]);
+		if (late === 'never') outcome.neverSettled = true;
+	}
+	clearTimeout(timer);
+	outcome.settledAt = Date.now();
+	gateway.settle(state);
+	return { outcome, state };
+}

@@ -1,0 +1,115 @@
+/**
+ * The checks themselves can fail: each invariant is shown a run that breaks it (and the near
+ * misses it must let pass), without any node, so a green property test means the nodes kept the
+ * promise, not that the check looked away.
+ */
+import type { Outcome } from './drive';
+import type { LoggedRequest, RunState } from './gateway';
+import { checkRun } from './invariants';
+import type { InvariantName } from './invariants';
+import { FIXED_SECRETS, scenario } from './cases';
+
+const KEY = FIXED_SECRETS.key;
+
+function outcome(overrides: Partial<Outcome> = {}): Outcome {
+	return { output: [], logs: [], customData: [], chunks: [], modelResults: [], callDurations: [], startedAt: 0, settledAt: 100, hung: false, neverSettled: false, ...overrides };
+}
+
+function request(overrides: Partial<LoggedRequest>): LoggedRequest {
+	return { run: 1, method: 'POST', path: '/v1/chat/completions', host: '127.0.0.1:1', origin: 'own', headers: {}, body: '{}', at: 50, status: 200, complete: true, answerKind: 'clean', ...overrides };
+}
+
+function state(requests: LoggedRequest[], settledAt = 100): RunState {
+	return { run: 1, plan: scenario('chat').plan, secrets: FIXED_SECRETS, requests, submitCount: 0, polls: new Map(), settledAt, settingTexts: [] };
+}
+
+/** The invariants a run breaks; `works` (a clean run succeeds) has its own test below. */
+const broken = (node: Parameters<typeof scenario>[0], o: Outcome, s: RunState, all = false): InvariantName[] => [
+	...new Set(checkRun(scenario(node), o, s).map((v) => v.invariant).filter((name) => all || name !== 'works')),
+];
+
+describe('works', () => {
+	it('finds a run that fails against clean answers (a vacuous pass), and lets a successful one pass', () => {
+		expect(broken('chat', outcome({ error: new Error('The credential is invalid') }), state([]), true)).toEqual(['works']);
+		expect(broken('chat', outcome({ output: [{ json: { text: 'The fern grows' } }] }), state([]), true)).toEqual([]);
+	});
+});
+
+describe('secrets', () => {
+	it.each([
+		['the key', KEY],
+		['the secret part', KEY.slice(3)],
+		['8 characters of it', `…${KEY.slice(9, 17)}…`],
+		['the key URL-encoded', encodeURIComponent(KEY)],
+		['the key in base64', Buffer.from(KEY).toString('base64')],
+		['the secret header value as a word', 'token Qk7v9 refused'],
+	])('finds %s in an output item', (_name, text) => {
+		expect(broken('chat', outcome({ output: [{ json: { text } }] }), state([]))).toEqual(['secrets']);
+	});
+
+	it.each([
+		['a log line', { logs: [{ level: 'info', message: `sent ${KEY}` }] }],
+		['a log line\'s metadata', { logs: [{ level: 'info', message: 'sent', meta: { key: KEY.slice(5, 20) } }] }],
+		['custom data', { customData: [{ key: 'k', value: KEY }] }],
+		['a streamed chunk', { chunks: [{ type: 'item', itemIndex: 0, content: KEY }] }],
+		['the error description', { error: Object.assign(new Error('failed'), { description: `quoted ${KEY}` }) }],
+		['the model\'s tool input', { modelResults: [{ type: 'tool-call-delta', argumentsDelta: KEY }] }],
+	])('finds the key in %s', (_name, overrides) => {
+		expect(broken('chat', outcome(overrides as Partial<Outcome>), state([]))).toEqual(['secrets']);
+	});
+
+	it('lets a short secret header value pass inside a longer word, and 7 characters of the key', () => {
+		expect(broken('chat', outcome({ output: [{ json: { text: `xQk7v9y ${KEY.slice(3, 10)}` } }] }), state([]))).toEqual([]);
+	});
+});
+
+describe('deadlines and late requests', () => {
+	it('finds a run that took longer than its Timeout plus 2 s', () => {
+		expect(broken('chat', outcome({ settledAt: 4100 }), state([]))).toEqual(['deadline']);
+		expect(broken('chat', outcome({ settledAt: 3900 }), state([]))).toEqual([]);
+	});
+
+	it('finds a request that arrived after the run ended', () => {
+		expect(broken('chat', outcome(), state([request({ at: 150 })]))).toEqual(['lateRequest']);
+	});
+});
+
+describe('the task of record', () => {
+	const submit = (id: string) => request({ path: '/v1/video/generations', submittedId: id, at: 10 });
+
+	it('finds a submitted task id missing from the output, or from every log message', () => {
+		const logged = { logs: [{ level: 'info', message: 'task task_9 created' }] };
+		expect(broken('videoSubmit', outcome(logged), state([submit('task_9')]))).toEqual(['taskIds']);
+		expect(broken('videoSubmit', outcome({ output: [{ json: { task_id: 'task_9' } }], logs: [{ level: 'info', message: 'created', meta: { taskId: 'task_9' } }] }), state([submit('task_9')]))).toEqual(['taskIds']);
+		expect(broken('videoSubmit', outcome({ output: [{ json: { task_id: 'task_9' } }], ...logged }), state([submit('task_9')]))).toEqual([]);
+	});
+
+	it('finds a status check of a foreign id or of a dot segment', () => {
+		const shown = { output: [{ json: { task_id: 'task_9' } }], logs: [{ level: 'info', message: 'task_9' }] };
+		expect(broken('videoGenerate', outcome(shown), state([submit('task_9'), request({ method: 'GET', path: '/v1/video/generations/task_other', at: 20 })]))).toEqual(['taskOfRecord']);
+		expect(broken('videoStatus', outcome(), state([request({ method: 'GET', path: '/v1/video/generations/', at: 20 })]))).toEqual(['taskOfRecord']);
+	});
+});
+
+describe('paid requests', () => {
+	const post = (status: number | undefined) => request({ path: '/v1/images/generations', body: '{"prompt":"a"}', status, at: 10 });
+
+	it('lets a POST be sent again after a 429 only', () => {
+		expect(broken('image', outcome(), state([post(429), post(200)]))).toEqual([]);
+		expect(broken('image', outcome(), state([post(502), post(200)]))).toEqual(['paidOnce']);
+		expect(broken('image', outcome(), state([post(undefined), post(200)]))).toEqual(['paidOnce']);
+	});
+});
+
+describe('setting headers and other hosts', () => {
+	it('finds an answer whose setting word was rewritten', () => {
+		const s = state([request({ text: 'The fern openai-routed:abcdef', textLeaked: false })]);
+		s.plan = { ...s.plan, text: 'The fern openai-routed:abcdef' };
+		expect(broken('chat', outcome({ text: 'The fern ***-routed:abcdef', output: [{ json: { text: 'The fern ***-routed:abcdef' } }] }), s)).toEqual(['settingText']);
+		expect(broken('chat', outcome({ text: 'The fern openai-routed:abcdef', output: [{ json: { text: 'The fern openai-routed:abcdef' } }] }), s)).toEqual([]);
+	});
+
+	it('finds the key sent to a sibling host', () => {
+		expect(broken('image', outcome(), state([request({ method: 'GET', path: '/files/x.png', origin: 'sibling', host: '127.0.0.2:9', headers: { authorization: `Bearer ${KEY}` }, at: 10 })]))).toEqual(['otherHost']);
+	});
+});

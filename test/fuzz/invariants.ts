@@ -1,0 +1,248 @@
+/**
+ * The promises every generated run must keep, checked on what the run left behind (Outcome) and
+ * on what the gateway saw (the run's request log). Each check returns violations in words, so a
+ * failing property says which promise broke and where.
+ */
+import type { LoggedRequest, RunState, Secrets } from './gateway';
+import { GRACE_MS } from './drive';
+import type { Outcome } from './drive';
+import type { Scenario } from './scenario';
+import { deadlineMs } from './scenario';
+
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost';
+
+export interface Violation {
+	invariant: InvariantName;
+	detail: string;
+}
+
+/** JSON of anything, cycles and functions skipped, Buffers left out (binary data is not shown text). */
+export function visibleText(value: unknown): string {
+	const seen = new WeakSet<object>();
+	return (
+		JSON.stringify(value, (key, v: unknown) => {
+			if (key === 'data' && typeof v === 'string' && v.length > 200) return '[binary]';
+			if (typeof v === 'function' || typeof v === 'bigint') return undefined;
+			if (v && typeof v === 'object') {
+				if (Buffer.isBuffer(v) || v instanceof Uint8Array) return '[bytes]';
+				if (seen.has(v)) return undefined;
+				seen.add(v);
+			}
+			return v;
+		}) ?? ''
+	);
+}
+
+/** What n8n shows or stores of an error: its message, description, context and data. */
+export function errorFields(error: unknown): Record<string, unknown> {
+	if (!error || typeof error !== 'object') return { value: error };
+	const e = error as Record<string, unknown>;
+	return { message: e.message, description: e.description, context: e.context, data: e.data, messages: e.messages };
+}
+
+/** Everything that leaves a run, by where it left. */
+export function exits(outcome: Outcome): Record<string, string> {
+	return {
+		output: visibleText(outcome.output.map((item) => ({ json: item.json, binary: item.binary, error: item.error ? errorFields(item.error) : undefined }))),
+		error: visibleText(outcome.error === undefined ? null : errorFields(outcome.error)),
+		logs: visibleText(outcome.logs),
+		customData: visibleText(outcome.customData),
+		chunks: visibleText(outcome.chunks),
+		model: visibleText(outcome.modelResults),
+	};
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The forms of the secrets no exit may hold, with a name for each. */
+export function secretForms(secrets: Secrets): Array<{ name: string; test: (text: string) => boolean }> {
+	const { key, headerValue } = secrets;
+	const secretPart = key.slice(3);
+	const forms: Array<{ name: string; test: (text: string) => boolean }> = [];
+	const contains = (name: string, needle: string) => forms.push({ name, test: (text) => text.includes(needle) || text.includes(JSON.stringify(needle).slice(1, -1)) });
+	contains('the key', key);
+	contains('the key URL-encoded', encodeURIComponent(key));
+	contains('the key in base64', Buffer.from(key).toString('base64').replace(/=+$/, ''));
+	contains('the secret part in base64', Buffer.from(secretPart).toString('base64').replace(/=+$/, ''));
+	for (let i = 0; i + 8 <= secretPart.length; i++) {
+		contains(`8 characters of the secret part (${i}..${i + 8})`, secretPart.slice(i, i + 8));
+		contains(`8 URL-encoded characters of the secret part (${i}..${i + 8})`, encodeURIComponent(secretPart.slice(i, i + 8)));
+	}
+	// A short header value is a secret as a whole token, not inside a longer word.
+	const token = new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(headerValue)}(?![A-Za-z0-9])`);
+	forms.push({ name: 'the secret header value', test: (text) => token.test(text) });
+	if (encodeURIComponent(headerValue) !== headerValue) contains('the secret header value URL-encoded', encodeURIComponent(headerValue));
+	if (headerValue.length >= 6) contains('the secret header value in base64', Buffer.from(headerValue).toString('base64').replace(/=+$/, ''));
+	return forms;
+}
+
+function checkSecrets(scenario: Scenario, outcome: Outcome): Violation[] {
+	const violations: Violation[] = [];
+	const forms = secretForms(scenario.secrets);
+	for (const [exit, text] of Object.entries(exits(outcome))) {
+		const found = forms.find((form) => form.test(text));
+		if (found) violations.push({ invariant: 'secrets', detail: `${found.name} left through ${exit}: ${excerpt(text, scenario.secrets)}` });
+	}
+	return violations;
+}
+
+/** A little of the text around the first secret-looking part, for the report. */
+function excerpt(text: string, secrets: Secrets): string {
+	const part = secrets.key.slice(3, 11);
+	const at = Math.max(text.indexOf(part), text.indexOf(secrets.headerValue), 0);
+	return JSON.stringify(text.slice(Math.max(0, at - 80), at + 80));
+}
+
+function checkDeadline(scenario: Scenario, outcome: Outcome): Violation[] {
+	const limit = deadlineMs(scenario);
+	const violations: Violation[] = [];
+	if (scenario.node === 'modelGenerate' || scenario.node === 'modelStream') {
+		outcome.callDurations.forEach((ms, i) => {
+			if (ms > limit + GRACE_MS) violations.push({ invariant: 'deadline', detail: `model call ${i + 1} took ${ms} ms with Timeout ${limit} ms` });
+		});
+	} else {
+		const took = outcome.settledAt - outcome.startedAt;
+		if (took > limit + GRACE_MS || outcome.hung) violations.push({ invariant: 'deadline', detail: `the run took ${took} ms${outcome.hung ? ' (stopped by the harness)' : ''}, limit ${limit} ms + ${GRACE_MS} ms` });
+	}
+	if (outcome.neverSettled) violations.push({ invariant: 'deadline', detail: 'the run did not end even after a Stop' });
+	return violations;
+}
+
+/** A request whose head arrives this soon after the run ended may have been sent before it ended. */
+export const IN_FLIGHT_MS = 20;
+
+function checkLate(state: RunState): Violation[] {
+	const settled = state.settledAt ?? Infinity;
+	return state.requests.filter((r) => r.at > settled + IN_FLIGHT_MS).map((r) => ({ invariant: 'lateRequest' as const, detail: `${r.method} ${r.path} arrived ${r.at - settled} ms after the run ended` }));
+}
+
+const isSubmit = (r: LoggedRequest) => r.method === 'POST' && r.path === '/v1/video/generations';
+
+function checkTaskIds(outcome: Outcome, state: RunState): Violation[] {
+	const shown = `${exits(outcome).output}${exits(outcome).error}`;
+	const logMessages = outcome.logs.map((line) => line.message).join('\n');
+	const violations: Violation[] = [];
+	for (const r of state.requests) {
+		if (!isSubmit(r) || !r.complete || r.answerKind !== 'clean' || r.submittedId === undefined) continue;
+		const id = r.submittedId;
+		// A long id may be shortened in words; the invariant holds for ids a person can read.
+		if (id.length === 0 || id.length > 200) continue;
+		const quoted = JSON.stringify(id).slice(1, -1);
+		if (!shown.includes(quoted)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in neither the output nor the error` });
+		if (!logMessages.includes(id)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in no log line's message` });
+	}
+	return violations;
+}
+
+/** Status checks and downloads go to the task of record only: never a foreign id, never a dot segment. */
+function checkTaskOfRecord(scenario: Scenario, state: RunState): Violation[] {
+	const known = new Set<string>();
+	for (const r of state.requests) if (r.submittedId !== undefined) known.add(r.submittedId);
+	if (scenario.node === 'videoStatus' || scenario.node === 'videoDownload' || (scenario.node === 'videoGenerate' && scenario.resume)) known.add(scenario.taskIdInput.trim());
+	const violations: Violation[] = [];
+	for (const r of state.requests) {
+		if (r.method !== 'GET' || r.path.startsWith('/files/') || r.path === '/v1/models') continue;
+		const match = /^\/v1\/video\/generations\/([^/?#]+)$/.exec(r.path);
+		if (!match) {
+			violations.push({ invariant: 'taskOfRecord', detail: `a status check went to ${JSON.stringify(r.path.slice(0, 80))}, not one task's path` });
+			continue;
+		}
+		let id = match[1];
+		try {
+			id = decodeURIComponent(id);
+		} catch {
+			// left as sent
+		}
+		if (id === '.' || id === '..' || !known.has(id)) violations.push({ invariant: 'taskOfRecord', detail: `a status check asked for ${JSON.stringify(id.slice(0, 80))}, not a task of this run (${[...known].map((k) => JSON.stringify(k.slice(0, 40))).join(', ')})` });
+	}
+	return violations;
+}
+
+const PAID = ['/v1/images/generations', '/v1/video/generations', '/plants'];
+
+function checkPaidOnce(state: RunState): Violation[] {
+	const violations: Violation[] = [];
+	const attempts = new Map<string, LoggedRequest[]>();
+	for (const r of state.requests) {
+		if (r.method !== 'POST' || !PAID.includes(r.path)) continue;
+		const key = `${r.path} ${r.body}`;
+		const earlier = attempts.get(key) ?? [];
+		const acted = earlier.filter((e) => !(e.status === 429 || (e.status !== undefined && e.status >= 300 && e.status < 400)));
+		if (acted.length > 0) {
+			const first = acted[0];
+			violations.push({ invariant: 'paidOnce', detail: `${r.path} sent again after an attempt the gateway may have acted on (${first.answerKind}, status ${first.status ?? 'none, cut before it'})` });
+		}
+		attempts.set(key, [...earlier, r]);
+	}
+	return violations;
+}
+
+/** The setting header's value ("openai") is no secret: sentences holding it reach the exits unchanged. */
+function checkSettingText(outcome: Outcome, state: RunState): Violation[] {
+	const all = Object.values(exits(outcome)).join('\n');
+	const violations: Violation[] = [];
+	const routed = /openai-routed:([a-z]{6})/.exec(state.plan.text);
+	const sentences = [...state.settingTexts, ...(routed ? [routed[0]] : [])];
+	for (const sentence of new Set(sentences)) {
+		// Only sentences the run shows at all: the word before the setting value is the witness.
+		const witness = sentence.replace(/openai.*$/, '');
+		const tail = sentence.replace(/^.*openai/, '');
+		const shownWitness = witness.trim() !== '' ? all.includes(witness) : all.includes(tail);
+		if (shownWitness && !all.includes(sentence)) {
+			const at = all.indexOf(witness.trim() !== '' ? witness : tail);
+			violations.push({ invariant: 'settingText', detail: `${JSON.stringify(sentence)} was changed: ${JSON.stringify(all.slice(Math.max(0, at - 20), at + 60))}` });
+		}
+	}
+	// Whole chat answers the gateway sent without a quote reach the output as sent.
+	const textAnswers = state.requests.filter((r) => r.text !== undefined && r.complete && r.answerKind === 'clean');
+	const last = textAnswers[textAnswers.length - 1];
+	if (outcome.text !== undefined && last && !last.textLeaked && outcome.error === undefined && textAnswers.length === 1 && outcome.text !== last.text) {
+		violations.push({ invariant: 'settingText', detail: `the answer ${JSON.stringify(last.text)} reached the output as ${JSON.stringify(outcome.text)}` });
+	}
+	return violations;
+}
+
+/** The key and the secret header go to the gateway's own origin only. */
+function checkOtherHost(state: RunState, secrets: Secrets): Violation[] {
+	return state.requests
+		.filter((r) => r.origin === 'sibling' || !r.host.startsWith('127.0.0.1:'))
+		.filter((r) => JSON.stringify(r.headers).includes(secrets.key.slice(3)) || r.headers[secrets.headerName] !== undefined)
+		.map((r) => ({ invariant: 'otherHost' as const, detail: `${r.method} ${r.path} to ${r.host} carried the key or the secret header` }));
+}
+
+const ORDINARY_ID = /^task_(openai_)?\d+$/;
+
+/**
+ * The run against a gateway that only answers well (quotes of secrets aside) succeeds: a guard
+ * against a vacuous pass, where every run fails before any request and so breaks no promise.
+ */
+function checkWorks(scenario: Scenario, outcome: Outcome): Violation[] {
+	const { plan } = scenario;
+	const video = scenario.node.startsWith('video');
+	const clean =
+		plan.answers.every((a) => a.kind === 'clean') &&
+		(!video ||
+			(plan.video.submitIds.every((id) => ORDINARY_ID.test(id)) &&
+				!plan.video.foreignId &&
+				plan.video.terminal === 'SUCCESS' &&
+				ORDINARY_ID.test(scenario.taskIdInput) &&
+				// Download of a task still queued rightly fails ("not finished yet").
+				(scenario.node !== 'videoDownload' || plan.video.pendingPolls === 0)));
+	if (!clean) return [];
+	const failed = outcome.error !== undefined || outcome.output.some((item) => item.json.error !== undefined) || (!scenario.node.startsWith('model') && outcome.output.length === 0);
+	return failed ? [{ invariant: 'works', detail: `a run against clean answers failed: ${visibleText(outcome.error === undefined ? outcome.output.map((i) => i.json.error) : errorFields(outcome.error)).slice(0, 300)}` }] : [];
+}
+
+export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
+	return [
+		...checkWorks(scenario, outcome),
+		...checkSecrets(scenario, outcome),
+		...checkDeadline(scenario, outcome),
+		...checkLate(state),
+		...checkTaskIds(outcome, state),
+		...checkTaskOfRecord(scenario, state),
+		...checkPaidOnce(state),
+		...checkSettingText(outcome, state),
+		...checkOtherHost(state, scenario.secrets),
+	];
+}

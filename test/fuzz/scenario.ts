@@ -1,0 +1,147 @@
+/**
+ * What one generated run is: which node and operation, its input and deadline, the credential's
+ * key and headers, and the gateway's misbehaviour (a list of planned answers), all drawn by
+ * fast-check so that a failure shrinks to the smallest plan that still breaks a promise.
+ */
+import fc from 'fast-check';
+
+import type { Answer, Leak, RunPlan, Secrets } from './gateway';
+
+export const NODE_KINDS = [
+	'chat',
+	'chatStream',
+	'messages',
+	'messagesStream',
+	'modelGenerate',
+	'modelStream',
+	'image',
+	'videoGenerate',
+	'videoSubmit',
+	'videoStatus',
+	'videoDownload',
+	'plant',
+] as const;
+export type NodeKind = (typeof NODE_KINDS)[number];
+
+/** Nodes whose only limit is the transport's default (minutes): their waits are drawn short. */
+export const LONG_LIMIT_KINDS: NodeKind[] = ['image', 'videoSubmit', 'videoStatus', 'videoDownload', 'plant'];
+
+export interface Scenario {
+	node: NodeKind;
+	secrets: Secrets;
+	/** Timeout (Seconds) of the chat nodes and the model; Max Wait of Generate is at least 5. */
+	deadlineSeconds: number;
+	items: number;
+	continueOnFail: boolean;
+	/** getStatus/download input, and Resume Task ID of generate when `resume` is set. */
+	taskIdInput: string;
+	resume: boolean;
+	imageFormat: 'url' | 'b64_json';
+	plan: RunPlan;
+}
+
+const SECRET_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '=', '_', '-'];
+const HEADER_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '='];
+const WORDS = ['The', 'fern', 'grows', 'in', 'shade', 'and', 'likes', 'water', 'every', 'day', 'ok'];
+
+const chars = (alphabet: string[], min: number, max: number) => fc.array(fc.constantFrom(...alphabet), { minLength: min, maxLength: max }).map((a) => a.join(''));
+
+export const secretsArb: fc.Arbitrary<Secrets> = fc.record({
+	key: chars(SECRET_CHARS, 20, 40).map((secret) => `sk-${secret}`),
+	headerName: fc.constantFrom('x-api-token', 'x-auth-secret', 'x-session-key', 'x-signature'),
+	headerValue: chars(HEADER_CHARS, 5, 24),
+});
+
+const leakArb: fc.Arbitrary<Leak> = fc.record({
+	slot: fc.nat(5),
+	form: fc.constantFrom('whole', 'secretPart', 'cutStart', 'cutEnd', 'url', 'base64', 'bearer', 'header', 'headerUrl', 'headerBase64'),
+	cut: fc.integer({ min: 1, max: 43 }),
+	pad: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60 })),
+});
+
+/** Retry-After as gateways write it: absent, 0, small, huge, negative, an HTTP date, nonsense. */
+const retryAfterArb = fc.oneof(
+	fc.constant(null),
+	fc.constantFrom('0', '1', '2', '-5', '3600', '99999999', 'soon', '1.5'),
+	fc.integer({ min: -86_400, max: 86_400 }).map((seconds) => new Date(Date.now() + seconds * 1000).toUTCString()),
+);
+
+const answerArb: fc.Arbitrary<Answer> = fc.record({
+	kind: fc.constantFrom('clean', 'error', 'error200', 'rateLimit', 'rateLimit', 'reset', 'redirect', 'wrongType', 'stall', 'clean'),
+	status: fc.constantFrom(400, 401, 403, 404, 413, 422, 500, 502, 503, 504),
+	shape: fc.nat(20),
+	retryAfter: retryAfterArb,
+	resetAt: fc.double({ min: 0, max: 1, noNaN: true }),
+	headDelayMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 300 })),
+	dripChunk: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 64 })),
+	dripIntervalMs: fc.integer({ min: 0, max: 30 }),
+	keepAliveMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 600 })),
+	stallMs: fc.integer({ min: 0, max: 4500 }),
+	redirectTo: fc.constantFrom('ip2', 'hostName'),
+	contentType: fc.constantFrom(null, 'text/plain', 'text/html', 'application/octet-stream', 'application/json; charset=utf-16'),
+	leak: fc.option(leakArb, { freq: 2 }),
+});
+
+/** Task ids a gateway answers a submit with: ordinary, holding a setting word, odd but one segment, or malformed. */
+const submitIdArb = fc.oneof(
+	{ weight: 4, arbitrary: fc.integer({ min: 1, max: 99_999 }).map((n) => `task_${n}`) },
+	{ weight: 2, arbitrary: fc.integer({ min: 1, max: 99 }).map((n) => `task_openai_${n}`) },
+	{ weight: 1, arbitrary: fc.constantFrom('task.v2', 'cgt-2026_abc', 'T~1', '.', '..', 'a/b', '', 'x'.repeat(5000), 'task with space', 'task%2F..') },
+);
+
+/** Task ids a user types or maps into Get Status, Download or Resume Task ID. */
+const taskIdInputArb = fc.oneof(
+	{ weight: 4, arbitrary: fc.integer({ min: 1, max: 99_999 }).map((n) => `task_${n}`) },
+	{ weight: 1, arbitrary: fc.constantFrom('task_openai_7', '.', '..', '../..', 'a/b', '%2e%2e', 'x'.repeat(20_000), ' task_5 ', '?x=1', '#frag') },
+);
+
+export const planArb: fc.Arbitrary<RunPlan> = fc.record({
+	answers: fc.array(answerArb, { maxLength: 4 }),
+	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
+	toolCall: fc.boolean(),
+	video: fc.record({
+		submitIds: fc.array(submitIdArb, { minLength: 1, maxLength: 2 }),
+		pendingPolls: fc.integer({ min: 0, max: 1 }),
+		terminal: fc.constantFrom('SUCCESS', 'FAILURE'),
+		foreignId: fc.boolean(),
+		resultOnSibling: fc.boolean(),
+	}),
+});
+
+/**
+ * Long-limit nodes may rightly wait out their own backoff and a Retry-After they can afford:
+ * their 429s carry either a short Retry-After (1 or 2 s, to be honoured) or one beyond any limit
+ * (to fail at once), never an absent one, and their stalls stay short.
+ */
+function boundForLongLimit(answer: Answer): Answer {
+	const affordable = answer.retryAfter === '1' || answer.retryAfter === '2' || answer.retryAfter === '3600' || answer.retryAfter === '99999999';
+	return { ...answer, retryAfter: affordable ? answer.retryAfter : '99999999', stallMs: Math.min(answer.stallMs, 800) };
+}
+
+export const scenarioArb: fc.Arbitrary<Scenario> = fc
+	.record({
+		node: fc.constantFrom(...NODE_KINDS),
+		secrets: secretsArb,
+		deadlineSeconds: fc.integer({ min: 1, max: 3 }),
+		items: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
+		continueOnFail: fc.boolean(),
+		taskIdInput: taskIdInputArb,
+		resume: fc.boolean(),
+		imageFormat: fc.constantFrom('url', 'b64_json'),
+		plan: planArb,
+	})
+	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
+
+/** The run's deadline in ms: the node's Timeout or Max Wait; for long-limit nodes, what the plan makes a correct node wait. */
+export function deadlineMs(scenario: Scenario): number {
+	if (scenario.node === 'videoGenerate') return 5_000;
+	if (!LONG_LIMIT_KINDS.includes(scenario.node)) return scenario.deadlineSeconds * 1000;
+	let budget = 0;
+	for (const answer of scenario.plan.answers) {
+		budget += answer.headDelayMs + 400 + answer.keepAliveMs + (answer.kind === 'stall' ? answer.stallMs : 0);
+		if (answer.kind === 'rateLimit') budget += answer.retryAfter === '1' ? 1000 : answer.retryAfter === '2' ? 2000 : 0;
+		// A failure a node may rightly retry (a reset GET, a 5xx status check) after its own short backoff.
+		if (answer.kind !== 'clean' && answer.kind !== 'wrongType') budget += 2500;
+	}
+	return budget * scenario.items;
+}

@@ -1,0 +1,144 @@
+/**
+ * Many videos at the limit (issue 19), over real HTTP and in real time, scaled down: submits and
+ * status checks in lanes of their own, so a check is never held back by queued submits nor by
+ * their 429s; every task is checked on its interval from its own submit and never reported still
+ * running without a check in its last interval; and a first frame is read when its item's submit
+ * goes out, so a run holds about Concurrency frames at once, not one per item.
+ */
+import type { INodeExecutionData } from 'n8n-workflow';
+
+import type { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
+import { realClock } from '../../nodes/shared/wire/timing';
+import { startScriptedVideoGateway, runVideoNode } from './videoLoopback';
+import type { ScriptedGateway, VideoRun } from './videoLoopback';
+
+let gw: ScriptedGateway | undefined;
+afterEach(async () => {
+	await gw?.close();
+	gw = undefined;
+});
+
+const INTERVAL_MS = 5000;
+
+/** Items reported "still running" (a timeout) although their task was done when they were last checked. */
+function stillRunning(result: VideoRun): INodeExecutionData[] {
+	return result.output.filter((item) => /still running/.test(String(item.json.error ?? '')));
+}
+
+/** Every task checked at least once per interval after its submit, the last check in its last interval. */
+function uncheckedIntervals(g: ScriptedGateway, maxWaitMs: number): string[] {
+	const problems: string[] = [];
+	for (const task of g.tasks.values()) {
+		const checks = g.checks(task.id).map((check) => check.at);
+		if (checks.length === 0) problems.push(`${task.id}: never checked`);
+		let last = task.submittedAt;
+		for (const at of checks) {
+			// a gap over one interval (with a second of slack for the tick and the loopback)
+			if (at - last > INTERVAL_MS + 1500) problems.push(`${task.id}: ${at - last} ms without a check`);
+			last = at;
+		}
+		const done = checks.some((at) => at >= task.doneAt);
+		if (!done && last < task.submittedAt + maxWaitMs - INTERVAL_MS - 1500) problems.push(`${task.id}: last check ${last - task.submittedAt} ms after the submit`);
+	}
+	return problems;
+}
+
+describe('status checks in a lane of their own', () => {
+	it('200 videos, submits taking 0.5 s, done 1 s after submit, Max Wait 5 s: every task is checked while later submits still go out, none reported still running', async () => {
+		const g = (gw = await startScriptedVideoGateway({ submitLatencyMs: 500, doneAfterMs: 1000 }));
+		const result = await runVideoNode(
+			g,
+			{ options: { maxWaitSeconds: 5, pollIntervalSeconds: 5, statusChecksPerSecond: 100, concurrency: 10, downloadVideo: false } },
+			{ items: 200, clock: realClock, continueOnFail: true },
+		);
+		expect(result.error).toBeUndefined();
+		expect(stillRunning(result)).toEqual([]);
+		expect(result.output.every((item) => item.json.status === 'SUCCESS')).toBe(true);
+		expect(uncheckedIntervals(g, 5000)).toEqual([]);
+		// the first check went out while submits were still going out
+		const lastSubmit = Math.max(...g.submits().map((r) => r.at));
+		expect(Math.min(...g.checks().map((r) => r.at))).toBeLessThan(lastSubmit);
+		// the whole run: the submit phase plus Max Wait, and a little
+		const firstSubmit = Math.min(...g.submits().map((r) => r.at));
+		expect(result.ms).toBeLessThan(lastSubmit - firstSubmit + 5000 + 3000);
+	}, 60_000);
+
+	it('429s on one submit in seven and every second check (Retry-After 1 s and 3 s): the checks still get their turn', async () => {
+		const g = (gw = await startScriptedVideoGateway({
+			submitLatencyMs: 200,
+			doneAfterMs: 1000,
+			submit: (n, _body, self) => (n % 7 === 0 ? { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'rate limited' } } } : self.createTask()),
+			status: (taskId, n, self) => (n % 2 === 0 ? { status: 429, headers: { 'retry-after': '3' }, body: { error: { message: 'rate limited' } } } : self.taskState(taskId)),
+		}));
+		const result = await runVideoNode(
+			g,
+			{ options: { maxWaitSeconds: 15, pollIntervalSeconds: 5, statusChecksPerSecond: 100, concurrency: 10, downloadVideo: false } },
+			{ items: 60, clock: realClock, continueOnFail: true },
+		);
+		expect(result.error).toBeUndefined();
+		expect(g.tasks.size).toBe(60);
+		// checks went out while submits were still going out, and every task was checked
+		const lastSubmit = Math.max(...g.submits().map((r) => r.at));
+		expect(g.checks().filter((r) => r.at < lastSubmit).length).toBeGreaterThan(0);
+		expect([...g.tasks.keys()].filter((id) => g.checks(id).length === 0)).toEqual([]);
+		expect(uncheckedIntervals(g, 15_000)).toEqual([]);
+		// a task reported still running never had a check answered after it was done: every one got a 429
+		for (const item of result.output.filter((entry) => entry.json.status !== 'SUCCESS')) {
+			const task = g.tasks.get(String(item.json.task_id))!;
+			expect(g.checks(task.id).filter((check) => check.at >= task.doneAt && check.status === 200)).toEqual([]);
+		}
+		expect(result.output.filter((item) => item.json.status === 'SUCCESS').length).toBeGreaterThan(40);
+	}, 60_000);
+});
+
+describe('first frames are read when their submit goes out', () => {
+	it('120 items with a frame each, Concurrency 4: at most 4 frames are held at once, and a missing field is refused before any request', async () => {
+		let held = 0;
+		let peakHeld = 0;
+		const g = (gw = await startScriptedVideoGateway({
+			submitLatencyMs: 30,
+			doneAfterMs: 0,
+			// the frame's bytes reached the gateway: the node lets go of them with the body
+			submit: (_n, _body, self) => {
+				held--;
+				return self.createTask();
+			},
+		}));
+		const png = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(200_000, 7)]);
+		let lanes: { submits: Lane } | undefined;
+		const items = Array.from({ length: 120 }, (_, i) => ({ json: { i }, binary: { frame: { data: '', mimeType: 'image/png' } } })) as unknown as INodeExecutionData[];
+		const result = await runVideoNode(g, { options: { imageBinaryProperty: 'frame', concurrency: 4, downloadVideo: false } }, {
+			items,
+			extend: (ctx) => {
+				Object.assign(ctx.helpers, {
+					assertBinaryData: () => undefined,
+					getBinaryDataBuffer: async () => {
+						held++;
+						peakHeld = Math.max(peakHeld, held);
+						return Buffer.from(png);
+					},
+				});
+			},
+			runtime: { onLanes: (l) => (lanes = l) },
+		});
+		expect(result.error).toBeUndefined();
+		expect(result.output).toHaveLength(120);
+		expect(JSON.parse(g.submits()[0].body).image).toMatch(/^data:image\/png;base64,/);
+		expect(peakHeld).toBeLessThanOrEqual(4);
+		expect(lanes?.submits.peak).toBeLessThanOrEqual(4);
+
+		const before = g.requests.length;
+		const missing = await runVideoNode(g, { options: { imageBinaryProperty: 'nope' } }, { items: [{ json: {} }] });
+		expect(missing.error?.message).toContain('"Image From Binary Field"');
+		// a frame whose recorded size is too big: refused before any request of the run, without reading it
+		let reads = 0;
+		const big = [{ json: {}, binary: { frame: { data: '', mimeType: 'image/png' } } }, { json: {}, binary: { frame: { data: '', mimeType: 'image/png', bytes: 12 * 1024 * 1024 } } }] as unknown as INodeExecutionData[];
+		const tooBig = await runVideoNode(g, { options: { imageBinaryProperty: 'frame' } }, {
+			items: big,
+			extend: (ctx) => Object.assign(ctx.helpers, { assertBinaryData: () => undefined, getBinaryDataBuffer: async () => (reads++, Buffer.from(png)) }),
+		});
+		expect(tooBig.error?.message).toBe('"Image From Binary Field" field "frame" is an image of 12.0 MB; at most 10.0 MB (item 1)');
+		expect(reads).toBe(0);
+		expect(g.requests.length).toBe(before);
+	}, 30_000);
+});
