@@ -64,12 +64,13 @@ function descendantsOf(rootPid, parents) {
 
 /**
  * Samples the processes below `rootPid` (default: this process) whose command line matches
- * `match` (e.g. /execute-batch/), together with their own descendants, until stop() is called.
+ * `match` (e.g. /execute-batch/), together with their own descendants, until stop() is called;
+ * `onSample({ matched, tree, pids })` sees every sample (e.g. to stop a run that grows too big).
  * stop() returns { peakTreeRss, processes: [{ pid, cmd, matched, hwm, peakRss }], samples, timeline }:
  * `matched` marks the processes whose command line matched, `timeline` is [{ t, matched, tree }]
  * (epoch ms; RSS bytes of the matched processes and of the whole tree).
  */
-function sampleProcessTree({ rootPid = process.pid, match, intervalMs = 50 } = {}) {
+function sampleProcessTree({ rootPid = process.pid, match, intervalMs = 50, onSample } = {}) {
 	const seen = new Map();
 	const timeline = [];
 	let peakTreeRss = 0;
@@ -95,6 +96,7 @@ function sampleProcessTree({ rootPid = process.pid, match, intervalMs = 50 } = {
 		if (tree.size) {
 			samples++;
 			timeline.push({ t: Date.now(), matched: matchedRss, tree: treeRss });
+			onSample?.({ matched: matchedRss, tree: treeRss, pids: roots });
 		}
 		peakTreeRss = Math.max(peakTreeRss, treeRss);
 	};

@@ -3,7 +3,12 @@
 // in one run, each checked against its goal (issue 6). Prints one table (markdown, on stdout;
 // progress goes to stderr) and writes everything measured to <out>/results.json.
 //
-//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit,pollbudget,agent,streaming] [--out DIR]
+//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit,pollbudget,agent,streaming,scale] [--rows 11a,11b] [--videos 50] [--out DIR]
+//
+// --rows runs only the parts that make those rows and prints only them; --videos N scales the
+// rows of issue 19 down to N videos or items (a quick check: the rows themselves use 200/1,000);
+// --save-previous LABEL writes the rows of issue 19 to bench/previous-build.json as the figures
+// of the build before (LABEL names it), which later runs print next to their own.
 //
 // Times of n8n runs are the node execution times n8n itself records in its run data
 // (scripts/n8n/headless.js reads them). A missed goal is a FAIL row, not an error: the exit
@@ -25,13 +30,29 @@ const W = require('./workflows');
 const { startTokenBucketProxy } = require('./tokenBucket');
 const { measureAgentModels } = require('./chatModel');
 const { measureStreaming } = require('./streaming');
+const { SCALE_ROWS } = require('./atScale');
 
 const ROOT = path.resolve(__dirname, '..');
 const MIB = 1024 * 1024;
 const started = Date.now();
 
+/** The rows each part of the benchmark makes (`--only` names parts, `--rows` rows). */
+const PART_ROWS = {
+	chat: ['1a', '1b', '1c'],
+	video: ['2'],
+	memory: ['3'],
+	aggregation: ['4a', '4b', '4c', '4d'],
+	plants: ['5'],
+	ratelimit: ['7a', '7b', '7c', '7d'],
+	pollbudget: ['8a', '8b'],
+	agent: ['9'],
+	streaming: ['10a', '10b'],
+	scale: Object.keys(SCALE_ROWS),
+};
+const PREVIOUS_BUILD = path.join(__dirname, 'previous-build.json');
+
 function parseArgs(argv) {
-	const options = { delayMs: 200, repeats: 5, bigMib: 512, only: null, out: process.env.BENCH_OUT_DIR || path.join(ROOT, '.n8n-bench') };
+	const options = { delayMs: 200, repeats: 5, bigMib: 512, only: null, rows: null, videos: null, savePrevious: null, out: process.env.BENCH_OUT_DIR || path.join(ROOT, '.n8n-bench') };
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, value] = [argv[i], argv[i + 1]];
 		const number = () => {
@@ -44,8 +65,18 @@ function parseArgs(argv) {
 		else if (flag === '--repeats') options.repeats = Math.max(1, number());
 		else if (flag === '--big-mib') options.bigMib = Math.max(1, number());
 		else if (flag === '--only') (options.only = new Set(value.split(','))), i++;
+		else if (flag === '--rows') (options.rows = new Set(value.split(','))), i++;
+		else if (flag === '--videos') options.videos = Math.max(1, number());
+		else if (flag === '--save-previous') (options.savePrevious = value), i++;
 		else if (flag === '--out') (options.out = path.resolve(value)), i++;
 		else throw new Error(`unknown option ${flag} (see the top of ${__filename})`);
+	}
+	if (options.rows) {
+		const known = Object.values(PART_ROWS).flat();
+		const unknown = [...options.rows].filter((id) => !known.includes(id));
+		if (unknown.length) throw new Error(`no row ${unknown.join(', ')} (rows: ${known.join(', ')})`);
+		const parts = Object.keys(PART_ROWS).filter((part) => PART_ROWS[part].some((id) => options.rows.has(id)));
+		options.only = new Set(options.only ? parts.filter((part) => options.only.has(part)) : parts);
 	}
 	return options;
 }
@@ -391,6 +422,19 @@ async function measurePollBudget({ runtime, credentials, out, gateway }) {
 	];
 }
 
+/** The rows of issue 19 as measured now, kept as the "previous build" figures of later runs. */
+function savePrevious(label, figures, rows) {
+	const saved = fs.existsSync(PREVIOUS_BUILD) ? JSON.parse(fs.readFileSync(PREVIOUS_BUILD, 'utf8')) : { rows: {}, figures: {} };
+	saved.build = label;
+	for (const id of Object.keys(figures)) {
+		const measured = rows.find((r) => r.id === id);
+		saved.rows[id] = `${measured.ours} (${measured.ratio})`;
+		saved.figures[id] = figures[id];
+	}
+	fs.writeFileSync(PREVIOUS_BUILD, `${JSON.stringify(saved, null, 1)}\n`);
+	log(`saved the figures of rows ${Object.keys(figures).join(', ')} to ${path.relative(ROOT, PREVIOUS_BUILD)} as "${label}"`);
+}
+
 async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const want = (part) => !options.only || options.only.has(part);
@@ -633,6 +677,22 @@ async function main() {
 				}),
 			);
 		}
+
+		// 11. Issue 19: a thousand videos at a gateway that takes its time; memory of large files per item.
+		if (want('scale')) {
+			const previous = fs.existsSync(PREVIOUS_BUILD) ? JSON.parse(fs.readFileSync(PREVIOUS_BUILD, 'utf8')) : undefined;
+			const videos = options.videos ? { small: Math.min(200, options.videos), large: options.videos } : undefined;
+			record.scale = {};
+			for (const [id, measure] of Object.entries(SCALE_ROWS)) {
+				if (options.rows && !options.rows.has(id)) continue;
+				const measured = await measure({ runtime, key, out: options.out, log, row, previous, videos });
+				record.scale[id] = measured.figures;
+				rows.push(measured.row);
+				// Each row as soon as it is measured: a long run that breaks later keeps it.
+				fs.writeFileSync(path.join(options.out, 'scale-rows.json'), JSON.stringify({ rows: rows.filter((r) => r.id in record.scale), figures: record.scale }, null, 1));
+				if (options.savePrevious) savePrevious(options.savePrevious, { [id]: measured.figures }, rows);
+			}
+		}
 	} finally {
 		await slow.close();
 		await fast.close();
@@ -641,6 +701,7 @@ async function main() {
 	}
 
 	rows.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+	if (options.rows) rows.splice(0, rows.length, ...rows.filter((r) => options.rows.has(r.id)));
 	record.rows = rows;
 	record.machine = machineLine(runtime, n8nNodeVersion);
 	fs.writeFileSync(path.join(options.out, 'results.json'), JSON.stringify(record, null, 1));

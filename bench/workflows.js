@@ -33,16 +33,12 @@ function benchCredentials({ slowBaseUrl, fastBaseUrl, limitedBaseUrl, key }) {
 	return all;
 }
 
+/** One of n8n's own nodes in a bench workflow. */
+const baseNode = (name, type, typeVersion, position, parameters) => ({ id: nodeId(), name, type, typeVersion, position, parameters });
+
 function workflow(id, name, makeItemsCode, measuredNode) {
-	const trigger = { id: nodeId(), name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} };
-	const items = {
-		id: nodeId(),
-		name: 'Items',
-		type: 'n8n-nodes-base.code',
-		typeVersion: 2,
-		position: [220, 0],
-		parameters: { jsCode: makeItemsCode },
-	};
+	const trigger = baseNode('Start', 'n8n-nodes-base.manualTrigger', 1, [0, 0], {});
+	const items = baseNode('Items', 'n8n-nodes-base.code', 2, [220, 0], { jsCode: makeItemsCode });
 	const measured = { id: nodeId(), name: MEASURED, position: [440, 0], ...measuredNode };
 	const link = (node) => ({ main: [[{ node, type: 'main', index: 0 }]] });
 	return {
@@ -171,7 +167,12 @@ function httpPlantWorkflow(id, { count, firstId, baseUrl }) {
  */
 function videoWorkflow(id, { count, promptTag = '', download = true, concurrency = 10 }) {
 	const code = `return Array.from({ length: ${count} }, (_, i) => ({ json: { prompt: 'A fern unfolding in time-lapse, take ' + i + '${promptTag ? ` ${promptTag}` : ''}' } }));`;
-	return workflow(id, `Bench: Gateway Video Generate, ${count} item(s)${promptTag ? ` ${promptTag}` : ''}`, code, {
+	return workflow(id, `Bench: Gateway Video Generate, ${count} item(s)${promptTag ? ` ${promptTag}` : ''}`, code, videoNode({ download, concurrency }));
+}
+
+/** The measured Gateway Video Generate node (Generate); `options` are added to its Options. */
+function videoNode({ download = true, concurrency = 10, credential = CREDENTIAL_IDS.fast, options = {}, continueOnFail = false }) {
+	return {
 		type: `${PACKAGE}.gatewayVideoGenerate`,
 		typeVersion: 1,
 		parameters: {
@@ -180,9 +181,73 @@ function videoWorkflow(id, { count, promptTag = '', download = true, concurrency
 			prompt: '={{ $json.prompt }}',
 			seconds: 5,
 			size: '1280x720',
-			options: { pollIntervalSeconds: 5, maxWaitSeconds: 300, downloadVideo: download, concurrency },
+			options: { pollIntervalSeconds: 5, maxWaitSeconds: 300, downloadVideo: download, concurrency, ...options },
 		},
-		credentials: { gatewayApi: CREDENTIAL_IDS.fast },
+		credentials: { gatewayApi: credential },
+		// A video that fails (e.g. "still running") becomes an error item the bench counts.
+		...(continueOnFail ? { onError: 'continueRegularOutput' } : {}),
+	};
+}
+
+/** The credential of a row with its own gateway (issue 19's rows each start one). */
+const ownGatewayCredential = ({ id, baseUrl, key }) => ({ id, name: `Bench gateway ${id}`, type: 'gatewayApi', data: { apiKey: key, baseUrl, groupMultiplier: 1 } });
+
+/**
+ * Rows 11 (issue 19): `count` videos (prompts `take <i>`, which the timing gateway reads) at the
+ * gateway of credential `credentialId`, without download; failed videos come out as error items.
+ */
+function slowVideoWorkflow(id, { count, concurrency, credentialId, options }) {
+	return workflow(
+		id,
+		`Bench: Gateway Video Generate, ${count} videos at a slow gateway`,
+		videoPromptsCode(count),
+		videoNode({ download: false, concurrency, credential: { id: credentialId, name: `Bench gateway ${credentialId}` }, options, continueOnFail: true }),
+	);
+}
+
+const videoPromptsCode = (count) => `return Array.from({ length: ${count} }, (_, i) => ({ json: { prompt: 'A fern unfolding in time-lapse, take ' + i } }));`;
+
+/**
+ * A workflow whose `count` input items all carry the same file, read once from disk into n8n's
+ * binary data store (`Start → Frame → Items → Measured`): in n8n's filesystem mode the items hold
+ * a reference to it, not its bytes, so what the measured node keeps in memory is its own.
+ */
+function fileItemsWorkflow(id, name, { filePath, count, json, measuredNode }) {
+	const base = workflow(id, name, '', measuredNode);
+	const [trigger, items, measured] = base.nodes;
+	items.parameters.jsCode = `const frame = $input.first().binary; return Array.from({ length: ${count} }, (_, i) => ({ json: ${json}, binary: frame }));`;
+	items.position = [440, 0];
+	measured.position = [660, 0];
+	const frame = baseNode('Frame', 'n8n-nodes-base.readWriteFile', 1, [220, 0], { operation: 'read', fileSelector: filePath, options: { dataPropertyName: 'data' } });
+	const link = (node) => ({ main: [[{ node, type: 'main', index: 0 }]] });
+	return { ...base, nodes: [trigger, frame, items, measured], connections: { Start: link('Frame'), Frame: link('Items'), Items: link(MEASURED) } };
+}
+
+/** Row 11c: `count` videos, each with the same first frame from binary field `data`. */
+function framedVideoWorkflow(id, { filePath, count, concurrency, credentialId, options }) {
+	return fileItemsWorkflow(id, `Bench: Gateway Video Generate, ${count} videos with a first frame each`, {
+		filePath,
+		count,
+		json: "{ prompt: 'A fern unfolding in time-lapse, take ' + i }",
+		measuredNode: videoNode({
+			download: false,
+			concurrency,
+			credential: { id: credentialId, name: `Bench gateway ${credentialId}` },
+			options: { imageBinaryProperty: 'data', ...options },
+			continueOnFail: true,
+		}),
+	});
+}
+
+/** Row 11d: `count` Gateway Chat items, each with the same image attachment from binary field `data`. */
+function attachedChatWorkflow(id, { filePath, count, concurrency, credentialId }) {
+	const node = gatewayChatNode(concurrency, { id: credentialId, name: `Bench gateway ${credentialId}` });
+	node.parameters.options.binaryAttachments = 'data';
+	return fileItemsWorkflow(id, `Bench: Gateway Chat, ${count} items with an image each`, {
+		filePath,
+		count,
+		json: "{ question: 'Question ' + i + ': what plant is in this photo?' }",
+		measuredNode: { ...node, onError: 'continueRegularOutput' },
 	});
 }
 
@@ -242,4 +307,8 @@ module.exports = {
 	plantWorkflow,
 	httpPlantWorkflow,
 	videoWorkflow,
+	slowVideoWorkflow,
+	framedVideoWorkflow,
+	attachedChatWorkflow,
+	ownGatewayCredential,
 };

@@ -1,0 +1,281 @@
+// Rows 11a–11e of `npm run bench` (issue 19): a thousand videos at a gateway that takes its time,
+// and the memory of a thousand 10 MB first frames or chat attachments.
+//
+// 11a/11b: 200 and 1,000 videos at the timing gateway (bench/videoGateway.js: submits 1–3 s,
+//   checks 0.5–3 s, done 5–60 s after the submit), Concurrency 10, 10 status checks/s. Limit:
+//   the later of the submit phase at Concurrency 10 and the slowest video's completion (both
+//   from the seeded draws, bench/videoGateway.js idealSchedule), plus one Poll Interval and one
+//   status latency (its upper bound, 3 s). Also: "still running" reports (all false: every video
+//   is done 60 s after its submit, Max Wait is 120 s) and the gaps between a video's checks.
+// 11e: 11b with one submit in seven and every second check answered 429 (Retry-After 1 s and
+//   3 s in turn); limit as 11b with each refused submit waiting its Retry-After (2 s on average)
+//   and one more Retry-After (3 s) before the last check.
+// 11c/11d: 1,000 videos with a 10 MB first frame each, 1,000 Gateway Chat items with a 10 MB
+//   image each, in n8n's filesystem binary mode (the items hold a reference to one stored file):
+//   peak RSS of the n8n process while the node ran, against base + 2 × Concurrency × 10 MB, base
+//   being the same workflow with one item in its own n8n. A run that passes a cap (3 GiB) is
+//   stopped there: memory that grows with the items would otherwise take the shared machine down.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { startGateway } = require('../test/gateway');
+const { imageBytes } = require('../test/gateway/media');
+const { runWorkflows } = require('../scripts/n8n/headless');
+const { peakWithin, sampleProcessTree } = require('./procTree');
+const { REALISTIC, startVideoGateway, idealSchedule, checkGaps, histogramText } = require('./videoGateway');
+const W = require('./workflows');
+
+const MIB = 1024 * 1024;
+const SCALE = {
+	concurrency: 10,
+	checksPerSecond: 10,
+	pollIntervalS: 30,
+	maxWaitS: 120,
+	statusLatencyMs: REALISTIC.statusMs[1],
+	frameBytes: 10_000_000,
+	memoryCapBytes: 3 * 1024 * MIB,
+	// Memory rows: a quick gateway, so that what is measured is the node holding its files.
+	quick: { submitMs: [200, 600], statusMs: [50, 200], doneMs: [1000, 3000] },
+	refusedSubmitEvery: 7,
+	retryAfterMeanMs: 2000,
+	retryAfterMaxMs: 3000,
+};
+const PRELOAD = path.join(__dirname, 'executionTimeout.js');
+
+const fmtS = (ms) => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`);
+const fmtMib = (bytes) => (bytes === undefined ? '–' : `${(bytes / MIB).toFixed(0)} MiB`);
+
+/** n8n's environment for a row whose run may take `cutoffMs`: execute-batch would stop it at 3 min. */
+const longRunEnv = (cutoffMs) => ({
+	N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
+	NODE_OPTIONS: `--require ${PRELOAD}`,
+	MGW_BENCH_EXECUTION_TIMEOUT_MS: String(Math.round(cutoffMs)),
+});
+
+async function runOne({ runtime, key, out, name, baseUrl, build, cutoffMs, env = {}, sampleMemory, log }) {
+	const credentialId = `mgwBench${name.replace(/\W/g, '')}`.slice(0, 16);
+	const workflow = build(credentialId);
+	const sampler = sampleMemory && sampleProcessTree({ match: /execute-batch/, onSample: sampleMemory.onSample });
+	let results;
+	let failure;
+	try {
+		results = await runWorkflows({
+			runtime,
+			credentials: [W.ownGatewayCredential({ id: credentialId, baseUrl, key })],
+			workflows: [workflow],
+			env: { ...longRunEnv(cutoffMs), ...env },
+			userFolder: path.join(out, name),
+			keepUserFolder: false,
+			concurrency: 1,
+			timeoutMs: cutoffMs + 5 * 60 * 1000,
+			log: (message) => log(`${name}: ${message}`),
+		});
+	} catch (error) {
+		failure = error.message.split('\n')[0];
+	}
+	const memory = sampler?.stop();
+	const result = results?.[workflow.id];
+	const node = result?.nodes?.[W.MEASURED];
+	return { node, result, failure, memory };
+}
+
+/** The figures of the round before (bench/previous-build.json), if measured. */
+function previousFigure(previous, id) {
+	const figure = previous?.rows?.[id];
+	return figure ? `; previous build (${previous.build}): ${figure}` : '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// 11a, 11b, 11e: makespan, false "still running", gaps between checks
+
+async function measureSlowVideos({ runtime, key, out, log, row, id, count, refuse, previous }) {
+	const { concurrency, checksPerSecond, pollIntervalS, maxWaitS, statusLatencyMs } = SCALE;
+	const intervalMs = pollIntervalS * 1000;
+	const penaltyMs = refuse ? (index) => ((index + 1) % SCALE.refusedSubmitEvery === 0 ? SCALE.retryAfterMeanMs : 0) : undefined;
+	const ideal = idealSchedule({ count, concurrency, penaltyMs });
+	const limitMs = Math.max(ideal.submitPhaseMs, ideal.slowestMs) + intervalMs + statusLatencyMs + (refuse ? SCALE.retryAfterMaxMs : 0);
+	const cutoffMs = 1.5 * limitMs + 30_000; // a build that needs more fails the row anyway
+	log(`${id}: ${count} videos at the slow gateway${refuse ? ' with 429s' : ''}; limit ${fmtS(limitMs)}, stopped at ${fmtS(cutoffMs)}`);
+	const upstream = await startGateway({ videoPollsToFinish: 1 });
+	const gateway = await startVideoGateway({ target: upstream.baseUrl, refuse });
+	let run;
+	try {
+		run = await runOne({
+			runtime,
+			key,
+			out,
+			log,
+			name: `scale-${id}`,
+			baseUrl: gateway.baseUrl,
+			cutoffMs,
+			build: (credentialId) =>
+				W.slowVideoWorkflow(`mgwBenchScale${id}`, {
+					count,
+					concurrency,
+					credentialId,
+					options: { pollIntervalSeconds: pollIntervalS, maxWaitSeconds: maxWaitS, statusChecksPerSecond: checksPerSecond },
+				}),
+		});
+	} finally {
+		await gateway.close();
+		await upstream.close();
+	}
+	const items = run.node?.items ?? [];
+	const stillRunning = items.filter((item) => /still running/i.test(String(item.json?.error ?? item.json?.message ?? '')));
+	const otherFailures = items.filter((item) => item.json?.error !== undefined).length - stillRunning.length;
+	const succeeded = items.filter((item) => item.json?.status === 'SUCCESS').length;
+	const makespanMs = run.node?.executionTimeMs;
+	const tasks = [...gateway.tasks.values()];
+	const doneAtGateway = tasks.filter((task) => task.checks.some((check) => check.status === 'SUCCESS')).length;
+	const submittedTwice = tasks.length - new Set(tasks.map((task) => task.index)).size;
+	const gaps = checkGaps(gateway, intervalMs);
+	const refusedSubmits = gateway.submits.filter((submit) => submit.refused).length;
+	const refusedChecks = tasks.reduce((sum, task) => sum + task.checks.filter((check) => check.refused).length, 0);
+	const ratio = makespanMs / limitMs;
+	const goal = refuse ? 1.25 : 1.1;
+	const problem = makespanMs === undefined
+		? `the run did not end within ${fmtS(cutoffMs)} (${run.failure ?? run.result?.error?.message ?? 'stopped'}): ${tasks.length} tasks created, ${gaps.checks} checks, ${doneAtGateway} found done`
+		: items.length !== count
+			? `${items.length} of ${count} items came out`
+			: undefined;
+	const ours =
+		`${makespanMs === undefined ? `> ${fmtS(cutoffMs)}` : fmtS(makespanMs)}; ${stillRunning.length} false "still running"` +
+		`${otherFailures ? `, ${otherFailures} other failures` : ''}; ${gaps.late} gaps > Poll Interval (${gaps.lateFirst} of them before the first check; longest ${fmtS(gaps.maxGapMs)}); ${gaps.neverChecked} never checked`;
+	const figures = {
+		id, count, refuse: Boolean(refuse), limitMs, ideal, makespanMs, stillRunning: stillRunning.length, otherFailures, succeeded,
+		tasks: tasks.length, submittedTwice, gaps, refusedSubmits, refusedChecks, failure: run.failure,
+	};
+	return {
+		figures,
+		row: row({
+			id,
+			what:
+				`Gateway Video Generate, ${count.toLocaleString('en-US')} videos, Concurrency ${concurrency}, ${checksPerSecond} checks/s, Poll Interval ${pollIntervalS} s, Max Wait ${maxWaitS} s; ` +
+				`gateway: submit 1–3 s, status 0.5–3 s, done 5–60 s after submit (seeded)${refuse ? '; 1 in 7 submits and 1 in 2 checks answered 429 (Retry-After 1 s / 3 s)' : ''}: makespan vs limit`,
+			ours,
+			baseline:
+				`limit ${fmtS(limitMs)} = max(submit phase ${fmtS(ideal.submitPhaseMs)}, slowest video ${fmtS(ideal.slowestMs)}) + ${pollIntervalS} s + ${statusLatencyMs / 1000} s` +
+				`${refuse ? ` + ${SCALE.retryAfterMaxMs / 1000} s Retry-After (each refused submit +2 s)` : ''}${previousFigure(previous, id)}`,
+			ratio,
+			ratioText: makespanMs === undefined ? `> ${(cutoffMs / limitMs).toFixed(2)}×` : undefined,
+			goal: `≤ ${goal.toFixed(2)}×, 0 false "still running"${refuse ? ', no failed item' : ', no gap > Poll Interval'}`,
+			pass: ratio <= goal && stillRunning.length === 0 && otherFailures === 0 && (refuse || (gaps.late === 0 && gaps.neverChecked === 0)),
+			how:
+				`node time from n8n run data; gaps between a video's submit answer and its checks (to the one finding it done) from the gateway's log, in Poll Intervals: ${histogramText(gaps)}; ` +
+				`${tasks.length} tasks created, ${submittedTwice} submitted twice, ${gaps.checks} checks` +
+				(refuse ? `, ${refusedSubmits} submits and ${refusedChecks} checks refused` : '') +
+				`; at most ${ideal.maxActive} videos running at once (${Math.ceil(ideal.maxActive / checksPerSecond)} s of checks at the budget)`,
+			problem,
+		}),
+	};
+}
+
+// ---------------------------------------------------------------------------------------------
+// 11c, 11d: peak memory with a 10 MB file on each of 1,000 items
+
+/** A 10 MB PNG: the loopback gateway's own small image, padded after its end to `bytes`. */
+function writeFrame(dir, bytes) {
+	fs.mkdirSync(dir, { recursive: true });
+	const file = path.join(dir, `frame-${bytes}.png`);
+	if (fs.existsSync(file) && fs.statSync(file).size === bytes) return file;
+	const png = imageBytes('png', 0);
+	fs.writeFileSync(file, Buffer.concat([png, Buffer.alloc(bytes - png.length)]));
+	return file;
+}
+
+async function measureFileMemory({ runtime, key, out, log, row, id, kind, count, previous }) {
+	const { concurrency, frameBytes, memoryCapBytes } = SCALE;
+	const framesDir = path.join(out, 'frames');
+	const filePath = writeFrame(framesDir, frameBytes);
+	const upstream = await startGateway({ videoPollsToFinish: 1, delayMs: kind === 'chat' ? 200 : 0 });
+	// The loopback gateway logs every request with its body: 1,000 bodies of 13 MB would fill this
+	// process (it did: the bench ran out of heap), and nothing here reads that log.
+	const forgetBodies = setInterval(() => upstream.requests.splice(0), 500);
+	const gateway = kind === 'video' ? await startVideoGateway({ target: upstream.baseUrl, latency: SCALE.quick }) : undefined;
+	const baseUrl = gateway?.baseUrl ?? upstream.baseUrl;
+	const build = (items) => (credentialId) =>
+		kind === 'video'
+			? W.framedVideoWorkflow(`mgwBenchMem${id}${items}`, { filePath, count: items, concurrency, credentialId, options: { pollIntervalSeconds: 5, maxWaitSeconds: 300 } })
+			: W.attachedChatWorkflow(`mgwBenchMem${id}${items}`, { filePath, count: items, concurrency, credentialId });
+	const env = { N8N_RESTRICT_FILE_ACCESS_TO: framesDir };
+	const measure = async (items) => {
+		let stoppedAt;
+		const onSample = ({ matched, pids }) => {
+			if (matched <= memoryCapBytes || stoppedAt !== undefined) return;
+			stoppedAt = matched;
+			log(`${id}: n8n passed ${fmtMib(memoryCapBytes)} (${fmtMib(matched)}): stopping it`);
+			for (const pid of pids) {
+				try {
+					process.kill(pid, 'SIGKILL');
+				} catch {
+					// already gone
+				}
+			}
+		};
+		const run = await runOne({ runtime, key, out, log, name: `memory-${id}-${items}`, baseUrl, env, build: build(items), cutoffMs: 20 * 60 * 1000, sampleMemory: { onSample } });
+		const { timeline } = run.memory;
+		const from = run.node?.startTime;
+		const window = from === undefined ? { peak: Math.max(0, ...timeline.map((s) => s.matched)), samples: timeline.length } : peakWithin(timeline, from, from + run.node.executionTimeMs, 'matched');
+		const failed = (run.node?.items ?? []).filter((item) => item.json?.error !== undefined);
+		const problem =
+			stoppedAt !== undefined
+				? `stopped at ${fmtMib(stoppedAt)} (cap ${fmtMib(memoryCapBytes)})`
+				: !run.node
+					? `the run failed: ${run.failure ?? run.result?.error?.message}`
+					: run.node.items.length !== items
+						? `${run.node.items.length} of ${items} items came out`
+						: failed.length
+							? `${failed.length} items failed, e.g. ${String(failed[0].json.error).slice(0, 160)}`
+							: undefined;
+		return { peak: window.peak, samples: window.samples, ms: run.node?.executionTimeMs, stoppedAt, problem };
+	};
+	let base;
+	let big;
+	try {
+		log(`${id}: memory, one ${kind} item with a ${frameBytes / 1e6} MB file (base)`);
+		base = await measure(1);
+		log(`${id}: memory, ${count} ${kind} items with a ${frameBytes / 1e6} MB file each`);
+		big = await measure(count);
+	} finally {
+		clearInterval(forgetBodies);
+		await gateway?.close();
+		await upstream.close();
+	}
+	const boundBytes = base.peak + 2 * concurrency * frameBytes;
+	const peak = big.stoppedAt ?? big.peak;
+	const growthPerItem = (peak - base.peak) / count;
+	const what =
+		kind === 'video'
+			? `Gateway Video Generate, ${count.toLocaleString('en-US')} videos with a ${frameBytes / 1e6} MB first frame each (Image From Binary Field), Concurrency ${concurrency}`
+			: `Gateway Chat, ${count.toLocaleString('en-US')} items with a ${frameBytes / 1e6} MB image attachment each (Binary Attachments), Concurrency ${concurrency}`;
+	return {
+		figures: { id, kind, count, base, big, boundBytes },
+		row: row({
+			id,
+			what: `${what}, n8n's filesystem binary mode: peak RSS of n8n while the node ran`,
+			ours: `${big.stoppedAt !== undefined ? '> ' : ''}${fmtMib(peak)} peak${big.ms !== undefined ? ` (${fmtS(big.ms)})` : ''}`,
+			baseline: `bound ${fmtMib(boundBytes)} = base ${fmtMib(base.peak)} (one item) + 2 × ${concurrency} × ${frameBytes / 1e6} MB${previousFigure(previous, id)}`,
+			ratio: peak / boundBytes,
+			ratioText: `${big.stoppedAt !== undefined ? '> ' : ''}${(peak / boundBytes).toFixed(2)}×${big.stoppedAt !== undefined ? '' : ` (${(growthPerItem / MIB).toFixed(2)} MiB/item over base)`}`,
+			goal: '≤ 1×',
+			pass: peak <= boundBytes,
+			how:
+				`RSS of the n8n process from /proc every 50 ms (${big.samples} samples in the node's run), base: the same workflow with one item in its own n8n; ` +
+				`the items hold a reference to one file read into n8n's binary store; ${kind === 'video' ? 'gateway: submits 0.2–0.6 s, done 1–3 s' : 'answers after 200 ms'}`,
+			problem: base.problem ? `base run: ${base.problem}` : big.stoppedAt === undefined ? big.problem : undefined,
+		}),
+	};
+}
+
+/** The rows of issue 19, and which of them run: id → measure(context). */
+const SCALE_ROWS = {
+	'11a': (c) => measureSlowVideos({ ...c, id: '11a', count: c.videos?.small ?? 200 }),
+	'11b': (c) => measureSlowVideos({ ...c, id: '11b', count: c.videos?.large ?? 1000 }),
+	'11c': (c) => measureFileMemory({ ...c, id: '11c', kind: 'video', count: c.videos?.large ?? 1000 }),
+	'11d': (c) => measureFileMemory({ ...c, id: '11d', kind: 'chat', count: c.videos?.large ?? 1000 }),
+	'11e': (c) => measureSlowVideos({ ...c, id: '11e', count: c.videos?.large ?? 1000, refuse: true }),
+};
+
+module.exports = { SCALE_ROWS, SCALE, writeFrame };
