@@ -32,7 +32,7 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { CHAT_LIMIT, StreamFault, firstCharacter, readAll, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
+import { CHAT_LIMIT, StreamFault, answerStart, readAll, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
 import { StreamMasker } from '../shared/credential/secrets';
 import { asNodeError } from '../shared/failures/edge';
 import { GatewayError, missingResultError } from '../shared/failures/errors';
@@ -178,8 +178,9 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			try {
 				// A stream is recognised by its body: relays send it as text/plain or with no type, and
 				// some ignore `stream` and answer with one JSON object (or with anything else).
-				if (!startsEventStream(await firstCharacter(body))) {
-					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(body)));
+				const start = await answerStart(body);
+				if (!startsEventStream(start.first)) {
+					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(body, start.readWhole)));
 					const whole = generateResultOf(completion).message.content.find((part) => part.type === 'text');
 					if (whole && whole.type === 'text') yield* text(masker.mask(whole.text));
 					yield* masker.maskDeep(closingChunks(completion));

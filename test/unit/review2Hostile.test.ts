@@ -4,7 +4,7 @@ import { loadAttachments } from '../../nodes/shared/files/attachments';
 
 import { readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
-import { firstCharacter, startsEventStream } from '../../nodes/shared/chat/chatCall';
+import { answerStart, startsEventStream } from '../../nodes/shared/chat/chatCall';
 import type { ByteStream } from '../../nodes/shared/wire/transport';
 
 describe('a task id that cannot be percent-encoded is refused, not thrown on when polled', () => {
@@ -30,7 +30,7 @@ describe('a streamed body that begins with a UTF-8 byte order mark is still read
 		['a keep-alive comment', ': keep-alive\n\ndata: [DONE]\n\n', ':'],
 		['a JSON body', '{"choices":[]}', '{'],
 	])('BOM then %s', async (_, text, first) => {
-		const character = await firstCharacter(streamOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])));
+		const character = (await answerStart(streamOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])))).first;
 		expect(character).toBe(first);
 		expect(startsEventStream(character)).toBe(first !== '{');
 	});

@@ -142,8 +142,9 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 	try {
 		// A stream is recognised by its body: relays send it as text/plain, or with no type at all,
 		// and some ignore `stream` and answer with one JSON object (or with anything else).
-		if (!startsEventStream(await firstCharacter(response.body))) {
-			const whole = wholeAnswer<R>(call.what, response.status, headerValue(response.headers, 'content-type'), await readAll(response.body), { itemIndex: call.itemIndex });
+		const start = await answerStart(response.body);
+		if (!startsEventStream(start.first)) {
+			const whole = wholeAnswer<R>(call.what, response.status, headerValue(response.headers, 'content-type'), await readAll(response.body, start.readWhole), { itemIndex: call.itemIndex });
 			reply = checkedReply(call, whole);
 			if (live) await passWhole(live, call.answerText(reply));
 			return reply;
@@ -253,17 +254,25 @@ export function streamFailure(
 }
 
 /** The first character that is not white space, without consuming it; '' for an empty body. */
-export async function firstCharacter(stream: ByteStream): Promise<string> {
+/**
+ * The answer's first non-blank character (whether it begins an event stream), and, when the peek
+ * read a body shorter than it to its end, those bytes: an ended stream cannot take them back, so
+ * readAll must be given them.
+ */
+export async function answerStart(stream: ByteStream): Promise<{ first: string; readWhole?: Buffer }> {
 	// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
 	for (let size = 4; ; ) {
 		const head = await peekStream(stream, size);
+		const ended = stream.readableEnded === true || head.length < size;
 		const text = head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
-		if (text !== '' || stream.readableEnded || head.length < size) return text.charAt(0);
+		if (text !== '' || ended) return { first: text.charAt(0), readWhole: ended ? head : undefined };
 		size = head.length + 1;
 	}
 }
 
-export async function readAll(stream: ByteStream): Promise<string> {
+/** The whole answer as text; `readWhole`: what answerStart already read of an ended body. */
+export async function readAll(stream: ByteStream, readWhole?: Buffer): Promise<string> {
+	if (readWhole !== undefined) return readWhole.toString('utf8');
 	const parts: Buffer[] = [];
 	for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
 	return Buffer.concat(parts).toString('utf8');
