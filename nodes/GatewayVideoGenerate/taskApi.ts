@@ -102,6 +102,8 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 		// It answered 200: whatever it did, it may have started the task.
 		throw missingResultError(what, 'task id', answer, { itemIndex, status: 200, mayHaveActed: true, hint: `The gateway's answer is quoted above. ${MAY_HAVE_CREATED_HINT}` });
 	}
+	// Logged before it is checked: even an id that cannot be polled names a task that may exist.
+	logTaskCreated(ctx, client, task, itemIndex);
 	const problem = taskIdProblem(task.task_id);
 	if (problem) {
 		// Polled as it is, it would name another path (`..` is the folder above): never followed.
@@ -115,7 +117,6 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 			itemIndex,
 		});
 	}
-	logTaskCreated(ctx, client, task, itemIndex);
 	return task;
 }
 

@@ -133,7 +133,8 @@ export class SecretMasker {
 			for (const text of [secret, secretPart]) for (const form of [text, ...base64Forms(text), ...urlEncodedForms(text)]) forms.add(form);
 			for (let start = 0; start + FRAGMENT_LENGTH <= secretPart.length; start++) {
 				const fragment = secretPart.slice(start, start + FRAGMENT_LENGTH);
-				if (looksRandom(fragment)) this.fragments.add(fragment);
+				// Without case: a node that upper-cases gateway text (a task status) must not unmask it.
+				if (looksRandom(fragment)) this.fragments.add(fragment.toLowerCase());
 			}
 		}
 		this.forms = [...forms].filter((form) => form.length > 0);
@@ -175,7 +176,7 @@ export class SecretMasker {
 		let runStart = -1;
 		let runEnd = -1;
 		for (let start = 0; start + FRAGMENT_LENGTH <= text.length; start++) {
-			if (!this.fragments.has(text.slice(start, start + FRAGMENT_LENGTH))) continue;
+			if (!this.fragments.has(text.slice(start, start + FRAGMENT_LENGTH).toLowerCase())) continue;
 			if (start <= runEnd) runEnd = start + FRAGMENT_LENGTH;
 			else {
 				if (runStart >= 0) spans.push([runStart, runEnd]);
@@ -239,7 +240,7 @@ export class SecretMasker {
 		}
 		for (let length = Math.min(FRAGMENT_LENGTH - 1, text.length); length > tail; length--) {
 			const end = text.slice(-length);
-			if (this.keyParts.some((part) => part.includes(end))) {
+			if (this.keyParts.some((part) => part.toLowerCase().includes(end.toLowerCase()))) {
 				tail = length;
 				break;
 			}
