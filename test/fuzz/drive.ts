@@ -17,7 +17,7 @@ import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
 import type { FuzzGateway, RunState } from './gateway';
 import type { Scenario } from './scenario';
-import { deadlineMs } from './scenario';
+import { deadlineMs, generateMaxWaitSeconds } from './scenario';
 
 export const SETTING_HEADER = { name: 'x-portkey-provider', value: 'openai' };
 
@@ -81,7 +81,7 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 				return { id: 1000 + i, name: `Fern ${i}`, tag: 'shade' };
 			default: {
 				const operation = { videoGenerate: 'generate', videoSubmit: 'submit', videoStatus: 'getStatus', videoDownload: 'download' }[scenario.node];
-				const options: IDataObject = operation === 'generate' ? { maxWaitSeconds: 5, pollIntervalSeconds: 5 } : {};
+				const options: IDataObject = operation === 'generate' ? { maxWaitSeconds: generateMaxWaitSeconds(scenario), pollIntervalSeconds: 5 } : {};
 				if (operation === 'generate' && scenario.resume) options.resumeTaskId = scenario.taskIdInput;
 				return { operation, model: model('video-2-0-fast-260128'), prompt: prompt(i), seconds: 5, size: '1280x720', taskId: scenario.taskIdInput, options };
 			}

@@ -74,7 +74,15 @@ export function secretForms(secrets: Secrets): Array<{ name: string; test: (text
 	const token = new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(headerValue)}(?![A-Za-z0-9])`);
 	forms.push({ name: 'the secret header value', test: (text) => token.test(text) });
 	if (encodeURIComponent(headerValue) !== headerValue) contains('the secret header value URL-encoded', encodeURIComponent(headerValue));
-	if (headerValue.length >= 6) contains('the secret header value in base64', Buffer.from(headerValue).toString('base64').replace(/=+$/, ''));
+	// In base64 too, by the same rule: a short value's base64 only as a whole token (docs/errors.md).
+	if (headerValue.length >= 6) {
+		const base64 = Buffer.from(headerValue).toString('base64').replace(/=+$/, '');
+		if (headerValue.length >= 12) contains('the secret header value in base64', base64);
+		else {
+			const base64Token = new RegExp(`(?<![A-Za-z0-9+/])${escapeRegExp(base64)}=*(?![A-Za-z0-9+/])`);
+			forms.push({ name: 'the secret header value in base64', test: (text) => base64Token.test(text) });
+		}
+	}
 	return forms;
 }
 

@@ -151,8 +151,17 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
 	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
 
 /** The run's deadline in ms: the node's Timeout or Max Wait; for long-limit nodes, what the plan makes a correct node wait. */
+/**
+ * Generate's Max Wait: one 5 s poll interval per status answer the plan holds back, plus the one
+ * that ends it (the node checks each task every interval from its own submit, the last check at
+ * Max Wait), so a clean run can finish within it.
+ */
+export function generateMaxWaitSeconds(scenario: Scenario): number {
+	return 5 * (1 + scenario.plan.video.pendingPolls);
+}
+
 export function deadlineMs(scenario: Scenario): number {
-	if (scenario.node === 'videoGenerate') return 5_000;
+	if (scenario.node === 'videoGenerate') return generateMaxWaitSeconds(scenario) * 1000;
 	if (!LONG_LIMIT_KINDS.includes(scenario.node)) return scenario.deadlineSeconds * 1000;
 	let budget = 0;
 	for (const answer of scenario.plan.answers) {
