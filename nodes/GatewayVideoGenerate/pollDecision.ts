@@ -74,14 +74,14 @@ export type PollDecision = { outcome: TaskOutcome } | { nextPollAt: number; stat
 export const DEADLINE_GRACE_MS = 1000;
 
 /**
- * The hard end of one task's wait: Max Wait, the grace of a late tick, and a moment for the last
- * poll to be answered. No poll is in flight after it: every status request of the wait carries it
- * as its absolute limit, so an answer that drips forever ends here too.
+ * The hard end of one task's wait: Max Wait and a moment for the last poll to be answered (a
+ * promise: the wait ends within Max Wait plus 2 s). No poll is in flight after it: every status
+ * request of the wait carries it as its absolute limit, so an answer that drips forever ends here too.
  */
-export const LAST_ANSWER_MS = 2000;
+export const LAST_ANSWER_MS = 1500;
 
 export function waitEndOf(state: Pick<WatchState, 'deadline'>): number {
-	return state.deadline + DEADLINE_GRACE_MS + LAST_ANSWER_MS;
+	return state.deadline + LAST_ANSWER_MS;
 }
 
 /** The timeout outcome at `at`: the time really waited since the submit (not the time of the last check). */
