@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { describeWorkflow, loadE2eResults, loadE2eRun, nodeItems, nodeRun, secretForms, workflowError, workflowResult } from './harness';
+import { E2E_N8N_MAJOR, describeWorkflow, loadE2eResults, loadE2eRun, nodeItems, nodeRun, secretForms, workflowError, workflowResult } from './harness';
 import type { E2eError } from './harness';
 
 const results = () => loadE2eResults();
@@ -175,9 +175,14 @@ describeWorkflow('mgwHostile0019', 'a video link that is text served as video', 
 	});
 });
 
+// n8n 1.x has no AI node SDK: there the Gateway Chat Model stops the AI Agent (and so the run)
+// with its "needs n8n 2.16" message, after the other nodes have run.
+const ON_1X = E2E_N8N_MAJOR < 2;
+const ECHO_NODES = ['Chat', 'Chat Streamed', 'Messages Streamed', 'Image', 'Plant', ...(ON_1X ? [] : ['AI Agent'])];
+
 describeWorkflow('mgwHostile0020', 'success answers quoting the key and the relay token', () => {
-	it.each(['Chat', 'Chat Streamed', 'Messages Streamed', 'Image', 'Plant', 'AI Agent'])('%s succeeds; what it returns quotes the gateway with every secret masked', (name) => {
-		expect(workflowResult(results(), 'mgwHostile0020').status).toBe('success');
+	it.each(ECHO_NODES)('%s succeeds; what it returns quotes the gateway with every secret masked', (name) => {
+		if (!ON_1X) expect(workflowResult(results(), 'mgwHostile0020').status).toBe('success');
 		const items = nodeItems(results(), 'mgwHostile0020', name);
 		expect(items).toHaveLength(1);
 		const text = JSON.stringify(items);
@@ -186,8 +191,15 @@ describeWorkflow('mgwHostile0020', 'success answers quoting the key and the rela
 	});
 
 	it('the gateway really quoted the secrets (so the check above means something)', () => {
-		expect(byPrompt('[hostile:echo-secrets-200]').length).toBeGreaterThanOrEqual(6);
+		expect(byPrompt('[hostile:echo-secrets-200]').length).toBeGreaterThanOrEqual(ECHO_NODES.length);
 	});
+
+	if (ON_1X) {
+		it('on n8n 1.x the AI Agent stops with the Chat Model saying it needs n8n 2.16', () => {
+			expect(workflowResult(results(), 'mgwHostile0020').status).toBe('error');
+			expect(JSON.stringify(workflowError(results(), 'mgwHostile0020'))).toMatch(/2\.16/);
+		});
+	}
 });
 
 // Only when the hostile workflows ran (E2E_ONLY may leave them out).
