@@ -58,6 +58,23 @@ describe('the key', () => {
 		expect(policy.mask(`"…${KEY.slice(0, 20)}" and "${KEY.slice(20)}"`)).toBe('"…sk-***" and "***"');
 	});
 
+	it('masks any run of 8 or more characters of its secret part URL-encoded, and only the run (a cut of the key put into a link)', () => {
+		const slashed = new SecretMasker(['sk-_h5-Tw2srMty=-ZF5_Pm5s2eDFcZi/8hdwtKt2DT=2Vg']);
+		const secret = 'h5-Tw2srMty=-ZF5_Pm5s2eDFcZi/8hdwtKt2DT=2Vg';
+		for (let length = 8; length <= secret.length; length += 3) {
+			for (let start = 0; start + length <= secret.length; start += 4) {
+				const encoded = encodeURIComponent(secret.slice(start, start + length));
+				for (const form of [encoded, encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())]) {
+					const masked = slashed.mask(`http://cdn.example.com/files/${form}.png?x=%2Fa`);
+					expect(masked).toBe('http://cdn.example.com/files/***.png?x=%2Fa');
+				}
+			}
+		}
+		// Escapes of ordinary text, and a 7-character run, keep every character.
+		const ordinary = `https://cdn.example.com/a%2Fb/${encodeURIComponent('Tw2srMt')}?q=hello%20world%3D1&r=%E2%9C%93`;
+		expect(slashed.mask(ordinary)).toBe(ordinary);
+	});
+
 	it('leaves runs of 7 characters and ordinary text alone', () => {
 		const text = `Seven ${SECRET.slice(0, 7)} chars; the run finished in 12.5 s, task_openai_1, report.pdf, https://cdn.example.com/a/b.png`;
 		expect(policy.mask(text)).toBe(text);
@@ -137,6 +154,17 @@ describe('masking a stream', () => {
 			for (const second of [cut + 1, cut + 7, text.length]) {
 				const pieces = [text.slice(0, cut), text.slice(cut, second), text.slice(second)].filter((piece) => piece !== '');
 				expect(streamed(pieces).text).toBe('Your key is ***, keep it.');
+			}
+		}
+	});
+
+	it('masks a URL-encoded run of the key split over pieces at every position', () => {
+		const slashed = new SecretMasker(['sk-_h5-Tw2srMty=-ZF5_Pm5s2eDFcZi/8hdwtKt2DT=2Vg']);
+		for (const run of ['5_Pm5s2eDFcZi/8hdwtKt2DT=2', '/8hdwtKt2DT=2', 'Mty=-ZF5_P']) {
+			const text = `see /files/${encodeURIComponent(run)}.png now`;
+			for (let cut = 1; cut < text.length; cut++) {
+				const stream = new StreamMasker(slashed);
+				expect(stream.push(text.slice(0, cut)) + stream.push(text.slice(cut)) + stream.flush()).toBe('see /files/***.png now');
 			}
 		}
 	});

@@ -5,7 +5,8 @@
  *   encodings a gateway may echo: URL-encoded, base64 and base64url (at every byte alignment, so
  *   it is found inside a longer base64 such as a Basic `user:key`);
  * - any run of 8 or more characters of the key's secret part (a quote cut short, a key split by
- *   a cut) that mixes letters and digits or cases, as runs of a random key do;
+ *   a cut) that mixes letters and digits or cases, as runs of a random key do, also URL-encoded
+ *   (a relay that puts a cut of the key into a link);
  * - the Custom Header values that are credentials, decided by the header's name; values of
  *   headers that are settings (`x-portkey-provider: openai`, `anthropic-version`) are never
  *   secrets and never change any text;
@@ -170,9 +171,21 @@ export class SecretMasker {
 		return mergeSpans(spans);
 	}
 
-	/** The maximal runs of text whose every FRAGMENT_LENGTH characters are a run of the key's secret part. */
+	/**
+	 * The maximal runs of text whose every FRAGMENT_LENGTH characters are a run of the key's secret
+	 * part, as written or URL-encoded (`%2F` for `/`: read through a decoded copy of the text).
+	 */
 	private fragmentSpans(text: string, spans: Span[]): void {
 		if (this.fragments.size === 0) return;
+		this.plainFragmentSpans(text, spans);
+		if (!PERCENT_ESCAPE.test(text)) return;
+		const { decoded, starts } = percentDecoded(text);
+		const decodedSpans: Span[] = [];
+		this.plainFragmentSpans(decoded, decodedSpans);
+		for (const [start, end] of decodedSpans) spans.push([starts[start], starts[end]]);
+	}
+
+	private plainFragmentSpans(text: string, spans: Span[]): void {
 		let runStart = -1;
 		let runEnd = -1;
 		for (let start = 0; start + FRAGMENT_LENGTH <= text.length; start++) {
@@ -239,13 +252,28 @@ export class SecretMasker {
 			}
 		}
 		for (let length = Math.min(FRAGMENT_LENGTH - 1, text.length); length > tail; length--) {
-			const end = text.slice(-length);
-			if (this.keyParts.some((part) => part.toLowerCase().includes(end.toLowerCase()))) {
+			if (this.isKeyRun(text.slice(-length))) {
 				tail = length;
 				break;
 			}
 		}
-		return tail;
+		return Math.max(tail, this.encodedOpenTail(text));
+	}
+
+	private isKeyRun(text: string): boolean {
+		return this.keyParts.some((part) => part.toLowerCase().includes(text.toLowerCase()));
+	}
+
+	/** The same for a URL-encoded run: `%2` or `%` may be the start of an escape still to come. */
+	private encodedOpenTail(text: string): number {
+		if (this.keyParts.length === 0 || !text.includes('%')) return 0;
+		const window = text.slice(-3 * FRAGMENT_LENGTH);
+		const unfinished = /%[0-9A-Fa-f]?$/.exec(window)?.[0].length ?? 0;
+		const { decoded, starts } = percentDecoded(window.slice(0, window.length - unfinished));
+		for (let length = Math.min(FRAGMENT_LENGTH - 1, decoded.length); length > 0; length--) {
+			if (this.isKeyRun(decoded.slice(-length))) return window.length - starts[decoded.length - length];
+		}
+		return unfinished;
 	}
 }
 
@@ -256,6 +284,30 @@ export class SecretMasker {
  */
 function looksRandom(fragment: string): boolean {
 	return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(fragment)).length >= 2;
+}
+
+const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
+
+/**
+ * `text` with its ASCII `%XX` escapes decoded, and where each decoded character starts in `text`
+ * (`starts[decoded.length]` is `text.length`), so spans found in the copy map back.
+ */
+function percentDecoded(text: string): { decoded: string; starts: number[] } {
+	let decoded = '';
+	const starts: number[] = [];
+	for (let at = 0; at < text.length; ) {
+		starts.push(at);
+		const escape = text[at] === '%' ? /^%([0-7][0-9A-Fa-f])/.exec(text.slice(at, at + 3)) : null;
+		if (escape) {
+			decoded += String.fromCharCode(parseInt(escape[1], 16));
+			at += 3;
+		} else {
+			decoded += text[at];
+			at += 1;
+		}
+	}
+	starts.push(text.length);
+	return { decoded, starts };
 }
 
 function isPlainObject(value: object): boolean {
