@@ -36,9 +36,9 @@ import { TaskPoller } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';
 import { VideoProgress } from './progress';
-import { mergeRecords, shortTaskId } from './task';
+import { mergeRecords, refusedTaskText, shortTaskId } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
-import { downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
+import { downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 
 export interface VideoRuntime {
@@ -77,11 +77,19 @@ function itemList(items: number[]): string {
 	return items.sort((a, b) => a - b).join(', ');
 }
 
+/** A submit answered with a task ID that was refused (`..`): the task may exist and be charged. */
+export interface RefusedTask {
+	item: number;
+	task_id: string;
+}
+
 /** The words about the run's other tasks: every one of them, and the items that may have one. */
-export function otherTasksText(tasks: ListedTask[], failedItem: number | undefined, unconfirmed: number[], notSubmitted: number[]): string {
+export function otherTasksText(tasks: ListedTask[], failedItem: number | undefined, unconfirmed: number[], notSubmitted: number[], refused: RefusedTask[] = []): string {
 	const others = tasks.filter((task) => task.item !== failedItem);
 	const parts: string[] = [];
 	if (others.length) parts.push(`${failedItem === undefined ? 'Video tasks of this run' : 'Tasks of the other items'}, to fetch with Get Status or Download: ${others.map(taskLine).join('; ')}.`);
+	const otherRefused = refused.filter((task) => task.item !== failedItem);
+	if (otherRefused.length) parts.push(`Paid tasks that cannot be checked: ${otherRefused.map((task) => `item ${task.item}: ${refusedTaskText(task.task_id)}`).join('; ')}.`);
 	const maybe = unconfirmed.filter((item) => item !== failedItem);
 	if (maybe.length) parts.push(`The submit of item${maybe.length > 1 ? 's' : ''} ${itemList(maybe)} got no answer: the gateway may have created a task (check its console).`);
 	if (notSubmitted.length) parts.push(`Not submitted: item${notSubmitted.length > 1 ? 's' : ''} ${itemList(notSubmitted)}.`);
@@ -182,6 +190,8 @@ async function generateAll(
 	const progress = new VideoProgress(ctx, tasks, items.length);
 	/** Items whose submit failed in a way that may have created a task anyway. */
 	const unconfirmed: number[] = [];
+	/** Items whose submit answered a task ID that was refused (never polled). */
+	const refused: RefusedTask[] = [];
 	/** Items never submitted because the run stopped first. */
 	const notSubmitted: number[] = [];
 	let firstFailure: { error: unknown; itemIndex: number } | undefined;
@@ -222,7 +232,9 @@ async function generateAll(
 			// The first frame is read and encoded now, and released with the body after the submit.
 			const body = await submitBody(ctx, itemIndex, submit);
 			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs).catch(async (error: unknown) => {
-				if (mayHaveCreatedTask(error)) unconfirmed.push(itemIndex);
+				const refusedId = refusedTaskIdOf(error);
+				if (refusedId !== undefined) refused.push({ item: itemIndex, task_id: refusedId });
+				else if (mayHaveCreatedTask(error)) unconfirmed.push(itemIndex);
 				return await Promise.reject(error);
 			});
 			return { task, submittedAt };
@@ -258,24 +270,25 @@ async function generateAll(
 		progress.update();
 		logTaskList(ctx, `Model Gateway: video run stopped while ${listed.length} task${listed.length === 1 ? '' : 's'} may still be running`, listed, place, client.masker, {
 			unconfirmedItems: unconfirmed,
+			refusedTasks: refused,
 		});
-		const paid = listed.length > 0 || unconfirmed.length > 0;
+		const paid = listed.length > 0 || unconfirmed.length > 0 || refused.length > 0;
 		const error = new GatewayError({
 			kind: 'cancelled',
 			headline: listed.length
 				? `The run was stopped while waiting for ${listed.length} video task${listed.length > 1 ? 's' : ''}`
 				: 'The run was stopped before the gateway confirmed any video task',
 			hint: paid
-				? `The tasks may still be running on the gateway (and be charged). ${otherTasksText(listed, undefined, unconfirmed, [])}`
+				? `The tasks may still be running on the gateway (and be charged). ${otherTasksText(listed, undefined, unconfirmed, [], refused)}`
 				: 'No video task was created.',
-			fields: { tasks: listed, unconfirmedItems: unconfirmed },
+			fields: { tasks: listed, unconfirmedItems: unconfirmed, refusedTasks: refused },
 		});
 		throw asNodeError(node, error, undefined, client.masker);
 	}
 	if (firstFailure) {
 		const { error, itemIndex } = firstFailure;
-		const others = otherTasksText(listed, itemIndex, unconfirmed, notSubmitted);
-		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
+		const others = otherTasksText(listed, itemIndex, unconfirmed, notSubmitted, refused);
+		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed, refusedTasks: refused, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
 		if (listed.length) logTaskList(ctx, `Model Gateway: video run failed at item ${itemIndex}; its tasks`, listed, place, client.masker);
 		if (error instanceof GatewayError) {
 			const hint = others ? (error.hint ? `${error.hint} ${others}` : others) : error.hint;

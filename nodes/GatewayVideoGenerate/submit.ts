@@ -3,8 +3,8 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runPerItem } from '../shared/items/itemRunner';
 import { readSubmitInput, submitBody } from './request';
-import { taskFields } from './task';
-import { submitTask } from './taskApi';
+import { refusedTaskText, taskFields } from './task';
+import { mayHaveCreatedTask, refusedTaskIdOf, submitTask } from './taskApi';
 
 export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(ctx, {
@@ -16,6 +16,11 @@ export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData
 		paidRecord: (items) => {
 			const taskId = items[0]?.json.task_id;
 			return typeof taskId === 'string' ? `task ${taskId}` : undefined;
+		},
+		paidRecordOfFailure: (error) => {
+			if (!mayHaveCreatedTask(error)) return undefined;
+			const refused = refusedTaskIdOf(error);
+			return refused !== undefined ? refusedTaskText(refused) : 'the submit got no answer, and the gateway may have created a task';
 		},
 	});
 }

@@ -55,6 +55,11 @@ export function taskIdProblem(taskId: string): string | undefined {
 	return undefined;
 }
 
+/** A task the submit answered with an ID that was refused: named, since the gateway may charge it. */
+export function refusedTaskText(taskId: string): string {
+	return `task "${shortTaskId(taskId)}", which cannot be checked (the gateway answered an ID that is no task path)`;
+}
+
 /** Task ids longer than this are shortened in messages (the item keeps them whole). */
 const MESSAGE_ID_LIMIT = 100;
 

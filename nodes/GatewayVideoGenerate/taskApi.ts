@@ -75,6 +75,16 @@ export function mayHaveCreatedTask(error: unknown): boolean {
 	return error instanceof GatewayError && error.mayHaveActed && !isRefusal(error.kind);
 }
 
+/**
+ * The task ID a submit answered but that was refused (it cannot be polled): the error keeps it,
+ * since it still names a task the gateway may run and charge.
+ */
+export function refusedTaskIdOf(error: unknown): string | undefined {
+	if (!(error instanceof GatewayError) || !mayHaveCreatedTask(error)) return undefined;
+	const taskId = error.fields.task_id;
+	return typeof taskId === 'string' ? taskId : undefined;
+}
+
 /** A failed submit; when the task may exist all the same, the hint says so. */
 function submitFailure(error: unknown): unknown {
 	if (!(error instanceof GatewayError)) return error;

@@ -109,6 +109,23 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Video Generate resuming two items through stalls, drips and redirects ran past Max Wait + 2 s (seed 7001 of the 10,000-run search)',
 		scenario: {"node": "videoGenerate", "secrets": {"key": "sk-Fz9qR2mT7wXcV4bN8kLp/Q3sD+h6", "headerName": "x-api-token", "headerValue": "Qk7v9"}, "deadlineSeconds": 1, "items": 2, "continueOnFail": false, "taskIdInput": "task_1", "resume": true, "imageFormat": "url", "plan": {"answers": [{"kind": "stall", "status": 404, "shape": 2, "retryAfter": "Wed, 25 Nov 2026 08:24:26 GMT", "resetAt": 0, "headDelayMs": 254, "dripChunk": 49, "dripIntervalMs": 14, "keepAliveMs": 118, "stallMs": 2268, "redirectTo": "hostName", "contentType": "application/octet-stream", "leak": null}, {"kind": "error", "status": 422, "shape": 4, "retryAfter": "0", "resetAt": 0, "headDelayMs": 161, "dripChunk": 57, "dripIntervalMs": 16, "keepAliveMs": 523, "stallMs": 1912, "redirectTo": "ip2", "contentType": "application/octet-stream", "leak": {"slot": 3, "form": "headerUrl", "cut": 5, "pad": 43}}, {"kind": "redirect", "status": 404, "shape": 2, "retryAfter": "-5", "resetAt": 0, "headDelayMs": 0, "dripChunk": 16, "dripIntervalMs": 13, "keepAliveMs": 0, "stallMs": 742, "redirectTo": "ip2", "contentType": "application/json; charset=utf-16", "leak": null}, {"kind": "clean", "status": 503, "shape": 13, "retryAfter": "0", "resetAt": 0, "headDelayMs": 0, "dripChunk": 0, "dripIntervalMs": 1, "keepAliveMs": 397, "stallMs": 317, "redirectTo": "ip2", "contentType": "text/html", "leak": {"slot": 0, "form": "headerBase64", "cut": 25, "pad": 18}}], "text": "water fern likes water and water", "toolCall": true, "video": {"submitIds": ["cgt-2026_abc", "task with space"], "pendingPolls": 0, "terminal": "FAILURE", "foreignId": false, "resultOnSibling": true}}} as Scenario,
 	},
+	{
+		name: 'Gateway Video Submit, two items: the submit answers the task id "..", the next request is redirected, and the id was in neither the output nor the error (seed 9003 of the second 10,000-run search)',
+		scenario: {"node":"videoSubmit","secrets":{"key":"sk-jBFRTSc1o3M6Lx40JJTb","headerName":"x-api-token","headerValue":"AAAAA"},"deadlineSeconds":1,"items":2,"continueOnFail":false,"taskIdInput":"task_openai_7","resume":false,"imageFormat":"url","plan":{"answers":[{"kind":"redirect","status":400,"shape":0,"retryAfter":null,"resetAt":0,"headDelayMs":0,"dripChunk":0,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"ip2","contentType":null,"leak":{"slot":0,"form":"whole","cut":1,"pad":0}}],"text":"The","toolCall":false,"video":{"submitIds":[".."],"pendingPolls":0,"terminal":"SUCCESS","foreignId":false,"resultOnSibling":false}}} as Scenario,
+	},
+	{
+		name: 'Gateway Image Generate: an image url that quotes 39 characters of the key URL-encoded left 8-character runs of it unmasked (seed 9008 of the second 10,000-run search)',
+		scenario: {"node":"image","secrets":{"key":"sk-_h5-Tw2srMty=-ZF5_Pm5s2eDFcZi/8hdwtKt2DT=2Vg","headerName":"x-api-token","headerValue":"AAAAA"},"deadlineSeconds":1,"items":2,"continueOnFail":false,"taskIdInput":"task_openai_7","resume":false,"imageFormat":"url","plan":{"answers":[{"kind":"clean","status":400,"shape":0,"retryAfter":"Wed, 25 Nov 2026 22:06:58 GMT","resetAt":0,"headDelayMs":0,"dripChunk":1,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"ip2","contentType":null,"leak":{"slot":1,"form":"cutEnd","cut":39,"pad":0}}],"text":"The","toolCall":false,"video":{"submitIds":["task_1"],"pendingPolls":0,"terminal":"SUCCESS","foreignId":false,"resultOnSibling":false}}} as Scenario,
+	},
+	{
+		name: 'Gateway Video Generate, two items: the same "..", and the error said item 1 "got no answer" without naming it (the Submit counterexample above, tried on Generate)',
+		scenario: scenario('videoGenerate', {
+			items: 2,
+			deadlineSeconds: 1,
+			answers: [answer({ kind: 'redirect', status: 400, redirectTo: 'ip2' })],
+			video: { submitIds: ['..'] },
+		}),
+	},
 ];
 
 let gateway: FuzzGateway;

@@ -141,18 +141,33 @@ export interface PerItemOperation<P> {
 	 * since n8n keeps no output of a failed node.
 	 */
 	paidRecord?(output: INodeExecutionData[]): string | undefined;
+	/**
+	 * The same for an item that failed after the gateway may have acted (a submit answered with a
+	 * task id that cannot be polled): what its error names. Another item's failure fails the run,
+	 * and this item's error is then shown nowhere else.
+	 */
+	paidRecordOfFailure?(error: unknown): string | undefined;
 }
 
 /** "item 0: task_1; item 2: task_7": the paid work finished items did, for the run's error. */
-function paidRecordsText<P>(operation: PerItemOperation<P>, outputs: Map<number, INodeExecutionData[]>, failedItem: number | undefined): string | undefined {
-	if (!operation.paidRecord) return undefined;
-	const lines: string[] = [];
-	for (const [itemIndex, items] of [...outputs].sort(([a], [b]) => a - b)) {
+function paidRecordsText<P>(
+	operation: PerItemOperation<P>,
+	outputs: Map<number, INodeExecutionData[]>,
+	otherFailures: Map<number, unknown>,
+	failedItem: number | undefined,
+): string | undefined {
+	const records = new Map<number, string>();
+	for (const [itemIndex, items] of outputs) {
 		if (itemIndex === failedItem || items.some((item) => item.json.error !== undefined)) continue;
-		const record = operation.paidRecord(items);
-		if (record) lines.push(`item ${itemIndex}: ${record}`);
+		const record = operation.paidRecord?.(items);
+		if (record) records.set(itemIndex, record);
 	}
-	return lines.length ? `Other items finished before the run stopped, and their work is paid for: ${lines.join('; ')}.` : undefined;
+	for (const [itemIndex, error] of otherFailures) {
+		const record = operation.paidRecordOfFailure?.(error);
+		if (record) records.set(itemIndex, record);
+	}
+	const lines = [...records].sort(([a], [b]) => a - b).map(([itemIndex, record]) => `item ${itemIndex}: ${record}`);
+	return lines.length ? `Other items reached the gateway before the run stopped, and their work may be paid for: ${lines.join('; ')}.` : undefined;
 }
 
 /** Checks every item, then runs them concurrently; returns the node's single output. */
@@ -170,6 +185,8 @@ export async function runPerItem<P>(
 		const client = await GatewayClient.create(ctx);
 		const continueOnFail = ctx.continueOnFail();
 		let failedItem: number | undefined;
+		// Failures of other lanes after the first: their errors are shown nowhere else.
+		const otherFailures = new Map<number, unknown>();
 		try {
 			// The first failure ends the run: every other lane's waits end and nothing new starts; a
 			// request in flight runs to its answer (a paid task it created is named in the error), and
@@ -183,6 +200,7 @@ export async function runPerItem<P>(
 					} catch (error) {
 						if (!continueOnFail) {
 							failedItem ??= itemIndex;
+							if (failedItem !== itemIndex) otherFailures.set(itemIndex, error);
 							throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
 						}
 						outputs.set(itemIndex, [errorItem(ctx.getNode(), error, itemIndex, client.masker)]);
@@ -193,7 +211,7 @@ export async function runPerItem<P>(
 		} catch (error) {
 			// Already the node's error (thrown by the lane above); the finished items' paid work is added.
 			const nodeError = asNodeError(ctx.getNode(), error, failedItem, client.masker);
-			const paid = paidRecordsText(operation, outputs, failedItem);
+			const paid = paidRecordsText(operation, outputs, otherFailures, failedItem);
 			if (paid) nodeError.description = nodeError.description ? `${nodeError.description} ${paid}` : paid;
 			throw nodeError;
 		} finally {
