@@ -494,6 +494,14 @@ function head(reply: Reply): string {
 }
 
 const DRIP_BUDGET_MS = 400;
+
+/**
+ * How slow an answer is by plan, before any load: its head delay, keep-alives and drip pauses (a
+ * stall aside). A clean answer this slow may rightly miss a short Timeout.
+ */
+export function plannedSlownessMs(answer: Answer): number {
+	return answer.headDelayMs + answer.keepAliveMs + (answer.dripIntervalMs > 0 ? DRIP_BUDGET_MS : 0) + (answer.kind === 'stall' ? answer.stallMs : 0);
+}
 const wait = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 
 function writeRaw(socket: Socket, reply: Reply, _a: number, _b: number): void {
@@ -519,6 +527,14 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 	const dripChunk = answer.dripChunk > 0 ? Math.max(answer.dripChunk, Math.ceil(total / writesAllowed)) : 0;
 	let written = 0;
 	let headSent = false;
+	// The pauses of a drip stop once the budget is spent (a stream of many frames pauses per frame too).
+	let pausedMs = 0;
+	const pause = async (ms: number) => {
+		const allowed = Math.min(ms, DRIP_BUDGET_MS - pausedMs);
+		if (allowed <= 0) return;
+		pausedMs += allowed;
+		await wait(allowed);
+	};
 	for (let p = 0; p < pieces.length; p++) {
 		const piece = pieces[p];
 		// The first event of a stream may be preceded by keep-alive comments, and a stall.
@@ -542,9 +558,9 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 				if (!socket.destroyed) socket.resetAndDestroy();
 				return;
 			}
-			if (dripChunk > 0 && answer.dripIntervalMs > 0) await wait(answer.dripIntervalMs);
+			if (dripChunk > 0 && answer.dripIntervalMs > 0) await pause(answer.dripIntervalMs);
 		}
-		if (streamed && answer.dripIntervalMs > 0 && dripChunk === 0) await wait(Math.min(answer.dripIntervalMs, DRIP_BUDGET_MS / pieces.length));
+		if (streamed && answer.dripIntervalMs > 0 && dripChunk === 0) await pause(answer.dripIntervalMs);
 	}
 	if (gone()) return;
 	await new Promise<void>((resolve) => socket.end(() => resolve()));
