@@ -9,7 +9,7 @@ import { bufferToBinary, downloadToBinary } from '../shared/files/binary';
 import { errorItem } from '../shared/failures/edge';
 import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
 import { runPerItem, settleConcurrent } from '../shared/items/itemRunner';
-import { jsonObjectAnswer } from '../shared/wire/transport';
+import { itemDeadline, jsonObjectAnswer } from '../shared/wire/transport';
 import type { GatewayCall, GatewayClient } from '../shared/wire/transport';
 import { ImageAnswerReader } from './inlineImages';
 import type { InlineImages } from './inlineImages';
@@ -70,7 +70,14 @@ export async function requestImages(
 	return { answer, images: reader.images };
 }
 
-async function imageFile(ctx: IExecuteFunctions, client: GatewayClient, image: PlannedImage, itemIndex: number, inline: InlineImages): Promise<IBinaryData | undefined> {
+async function imageFile(
+	ctx: IExecuteFunctions,
+	client: GatewayClient,
+	image: PlannedImage,
+	itemIndex: number,
+	inline: InlineImages,
+	limit: Pick<GatewayCall, 'notAfter' | 'limitName'>,
+): Promise<IBinaryData | undefined> {
 	const what = `Downloading image ${image.index} of item ${itemIndex}`;
 	if (image.base64 !== undefined) {
 		const decoded = inline.take(image.base64);
@@ -95,6 +102,7 @@ async function imageFile(ctx: IExecuteFunctions, client: GatewayClient, image: P
 		naming: { baseName: image.baseName, fallback: UNKNOWN_FILE },
 		fallback: fileTypeFromHeader,
 		itemIndex,
+		...limit,
 	});
 }
 
@@ -111,13 +119,14 @@ function keptImages(items: INodeExecutionData[]): string {
  */
 async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, request: ImageRequest, itemIndex: number): Promise<INodeExecutionData[]> {
 	const what = 'Generating the images';
+	// One deadline for the item: the request with its waits, and the downloads of its links.
+	const limit = itemDeadline(GENERATION_DEADLINE_MS, GENERATION_LIMIT);
 	const { answer, images: inline } = await requestImages(client, {
 		method: 'POST',
 		path: '/v1/images/generations',
 		body: buildImageBody(request),
 		itemIndex,
-		deadlineMs: GENERATION_DEADLINE_MS,
-		limitName: GENERATION_LIMIT,
+		...limit,
 		retry: { idempotent: false },
 		what,
 	});
@@ -126,7 +135,7 @@ async function generateForItem(ctx: IExecuteFunctions, client: GatewayClient, re
 
 	const images = planImages(answer, request, client.groupMultiplier);
 	const settled = await settleConcurrent(images, DOWNLOADS_AT_ONCE, async (image) => {
-		const file = await imageFile(ctx, client, image, itemIndex, inline);
+		const file = await imageFile(ctx, client, image, itemIndex, inline, limit);
 		return file ? { json: image.json, binary: { [request.binaryPropertyName]: file } } : { json: image.json };
 	});
 	const good = settled.flatMap((entry) => ('value' in entry ? [entry.value] : []));

@@ -136,6 +136,30 @@ describe('an always-429 gateway against the other nodes', () => {
 		expect(`${error?.message} ${error?.description}`).not.toMatch(/may have gone through/);
 	});
 
+	it("Gateway Image Generate downloads its links within the item's limit, not a limit of their own", async () => {
+		// The generation answers when 295 s of the item's 300 s are gone (the clock is moved on);
+		// the link then asks for 10 s more, which the item no longer has.
+		const realNow = Date.now.bind(Date);
+		let shift = 0;
+		const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+		try {
+			const gw = await serve((request) => {
+				if (request.method === 'POST') {
+					shift = 295_000;
+					return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ created: 1, data: [{ url: `${gw.baseUrl}/files/fox.png` }] }) };
+				}
+				return tooManyRequests('10');
+			});
+			const { ctx } = context(gw.baseUrl, { model: { __rl: true, mode: 'list', value: 'img-image-2' }, prompt: 'a fox' });
+			const { ms, error } = await timed(async () => await new GatewayImageGenerate().execute.call(ctx));
+			expect(error?.message).toMatch(/retry after 10 s, more than the [0-9.]+ s left of the 300 s limit for generating images/);
+			expect(ms - shift).toBeLessThan(3000);
+			expect(gw.requests.map((r) => r.method)).toEqual(['POST', 'GET']);
+		} finally {
+			clock.mockRestore();
+		}
+	});
+
 	it('Gateway Plant Create fails at once on a Retry-After longer than its limit', async () => {
 		const gw = await serve(() => tooManyRequests('45'));
 		const { ctx } = context(gw.baseUrl, () => ({ id: 7, name: 'Fern' }), { items: [{ json: {} }] });

@@ -173,6 +173,9 @@ export interface DownloadSpec {
 	naming: FileNaming;
 	itemIndex: number;
 	deadlineMs?: number;
+	/** The item's deadline, when the download is part of a larger wait (an image item's limit). */
+	notAfter?: number;
+	limitName?: string;
 	/** Fields every error keeps (a task id, an image index and url). */
 	errorFields?: Record<string, unknown>;
 	/** What to do next, added to every hint (e.g. "run Download with task ID x"). */
@@ -222,7 +225,8 @@ const withNextStep = (hint: string, spec: DownloadSpec) => (spec.nextStep ? `${h
  * sent; a stream that breaks is the connection's failure; n8n's own storage limits are named as such.
  */
 export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayClient, spec: DownloadSpec): Promise<IBinaryData> {
-	const response = await client.download(spec.link, { itemIndex: spec.itemIndex, what: spec.what, deadlineMs: spec.deadlineMs, errorFields: spec.errorFields });
+	const { itemIndex, what, deadlineMs, notAfter, limitName, errorFields } = spec;
+	const response = await client.download(spec.link, { itemIndex, what, deadlineMs, notAfter, limitName, errorFields });
 	const body = response.body;
 	const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
 	const extra = client.errorExtra({ itemIndex: spec.itemIndex, errorFields: spec.errorFields }, { status: response.status });
