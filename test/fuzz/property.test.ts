@@ -36,9 +36,11 @@ const NODES = (process.env.FUZZ_NODES ? process.env.FUZZ_NODES.split(',') : NODE
 const ONLY = process.env.FUZZ_INVARIANT as InvariantName | undefined;
 const STRICT = process.env.FUZZ_STRICT === '1';
 const SURVEY = process.env.FUZZ_SURVEY;
-const RUNS_PER_NODE = Math.max(1, Math.round(RUNS / NODES.length));
-/** Generate waits at least one 5 s poll interval per run (the node's minimum): it gets a quarter of the runs. */
-const runsOf = (node: NodeKind) => (node === 'videoGenerate' ? Math.max(1, Math.ceil(RUNS_PER_NODE / 4)) : RUNS_PER_NODE);
+/** Generate waits at least one 5 s poll interval per run (the node's minimum): it gets a quarter of a node's share. */
+const shareOf = (node: NodeKind) => (node === 'videoGenerate' ? 0.25 : 1);
+/** Runs per whole share, so that the nodes' runs add up to at least RUNS (`--runs 10000` runs 10,000). */
+const RUNS_PER_NODE = Math.max(1, Math.ceil(RUNS / NODES.reduce((sum, node) => sum + shareOf(node), 0)));
+const runsOf = (node: NodeKind) => Math.max(1, Math.ceil(RUNS_PER_NODE * shareOf(node)));
 // Runs take real time (a timed-out one its whole deadline); shrinking replays them.
 const SHRINK_MS = Number(process.env.FUZZ_SHRINK_MS ?? 60_000);
 const NODE_BUDGET_MS = RUNS_PER_NODE * 3000 + SHRINK_MS;
