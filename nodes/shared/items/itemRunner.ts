@@ -212,7 +212,8 @@ export async function runPerItem<P>(
 			// Already the node's error (thrown by the lane above); the finished items' paid work is added.
 			const nodeError = asNodeError(ctx.getNode(), error, failedItem, client.masker);
 			const paid = paidRecordsText(operation, outputs, otherFailures, failedItem);
-			if (paid) nodeError.description = nodeError.description ? `${nodeError.description} ${paid}` : paid;
+			// Task ids come from the gateway's answers: masked like every other word of the error.
+			if (paid) nodeError.description = client.masker.mask(nodeError.description ? `${nodeError.description} ${paid}` : paid);
 			throw nodeError;
 		} finally {
 			client.close();
