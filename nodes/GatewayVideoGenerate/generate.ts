@@ -38,7 +38,7 @@ import type { OutputInput, SubmitInput, WaitInput } from './request';
 import { VideoProgress } from './progress';
 import { mergeRecords, refusedTaskText, shortTaskId } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
-import { downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, videoItem } from './taskApi';
+import { downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, unconfirmedSubmitWords, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 
 export interface VideoRuntime {
@@ -83,15 +83,25 @@ export interface RefusedTask {
 	task_id: string;
 }
 
+/** A submit that failed after it may have created a task, and how it ended. */
+export interface UnconfirmedSubmit {
+	item: number;
+	words: string;
+}
+
 /** The words about the run's other tasks: every one of them, and the items that may have one. */
-export function otherTasksText(tasks: ListedTask[], failedItem: number | undefined, unconfirmed: number[], notSubmitted: number[], refused: RefusedTask[] = []): string {
+export function otherTasksText(tasks: ListedTask[], failedItem: number | undefined, unconfirmed: UnconfirmedSubmit[], notSubmitted: number[], refused: RefusedTask[] = []): string {
 	const others = tasks.filter((task) => task.item !== failedItem);
 	const parts: string[] = [];
 	if (others.length) parts.push(`${failedItem === undefined ? 'Video tasks of this run' : 'Tasks of the other items'}, to fetch with Get Status or Download: ${others.map(taskLine).join('; ')}.`);
 	const otherRefused = refused.filter((task) => task.item !== failedItem);
 	if (otherRefused.length) parts.push(`Paid tasks that cannot be checked: ${otherRefused.map((task) => `item ${task.item}: ${refusedTaskText(task.task_id)}`).join('; ')}.`);
-	const maybe = unconfirmed.filter((item) => item !== failedItem);
-	if (maybe.length) parts.push(`The submit of item${maybe.length > 1 ? 's' : ''} ${itemList(maybe)} got no answer: the gateway may have created a task (check its console).`);
+	const maybe = unconfirmed.filter(({ item }) => item !== failedItem);
+	// One sentence per way the submits ended ("got no answer", "was answered HTTP 502").
+	for (const words of new Set(maybe.map((entry) => entry.words))) {
+		const items = maybe.filter((entry) => entry.words === words).map(({ item }) => item);
+		parts.push(`The submit of item${items.length > 1 ? 's' : ''} ${itemList(items)} ${words}: the gateway may have created a task (check its console).`);
+	}
 	if (notSubmitted.length) parts.push(`Not submitted: item${notSubmitted.length > 1 ? 's' : ''} ${itemList(notSubmitted)}.`);
 	return parts.join(' ');
 }
@@ -189,7 +199,7 @@ async function generateAll(
 	const tasks = new Map<number, TaskRecord>();
 	const progress = new VideoProgress(ctx, tasks, items.length);
 	/** Items whose submit failed in a way that may have created a task anyway. */
-	const unconfirmed: number[] = [];
+	const unconfirmed: UnconfirmedSubmit[] = [];
 	/** Items whose submit answered a task ID that was refused (never polled). */
 	const refused: RefusedTask[] = [];
 	/** Items never submitted because the run stopped first. */
@@ -234,7 +244,7 @@ async function generateAll(
 			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs).catch(async (error: unknown) => {
 				const refusedId = refusedTaskIdOf(error);
 				if (refusedId !== undefined) refused.push({ item: itemIndex, task_id: refusedId });
-				else if (mayHaveCreatedTask(error)) unconfirmed.push(itemIndex);
+				else if (mayHaveCreatedTask(error)) unconfirmed.push({ item: itemIndex, words: unconfirmedSubmitWords(error) });
 				return await Promise.reject(error);
 			});
 			return { task, submittedAt };
@@ -269,7 +279,7 @@ async function generateAll(
 		// list, in the text of its lines, and the execution's custom data keeps what fits.
 		progress.update();
 		logTaskList(ctx, `Model Gateway: video run stopped while ${listed.length} task${listed.length === 1 ? '' : 's'} may still be running`, listed, place, client.masker, {
-			unconfirmedItems: unconfirmed,
+			unconfirmedItems: unconfirmed.map(({ item }) => item),
 			refusedTasks: refused,
 		});
 		const paid = listed.length > 0 || unconfirmed.length > 0 || refused.length > 0;
@@ -281,14 +291,14 @@ async function generateAll(
 			hint: paid
 				? `The tasks may still be running on the gateway (and be charged). ${otherTasksText(listed, undefined, unconfirmed, [], refused)}`
 				: 'No video task was created.',
-			fields: { tasks: listed, unconfirmedItems: unconfirmed, refusedTasks: refused },
+			fields: { tasks: listed, unconfirmedItems: unconfirmed.map(({ item }) => item), refusedTasks: refused },
 		});
 		throw asNodeError(node, error, undefined, client.masker);
 	}
 	if (firstFailure) {
 		const { error, itemIndex } = firstFailure;
 		const others = otherTasksText(listed, itemIndex, unconfirmed, notSubmitted, refused);
-		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed, refusedTasks: refused, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
+		const extraFields = { tasks: listed, unconfirmedItems: unconfirmed.map(({ item }) => item), refusedTasks: refused, notSubmittedItems: notSubmitted.sort((a, b) => a - b) };
 		if (listed.length) logTaskList(ctx, `Model Gateway: video run failed at item ${itemIndex}; its tasks`, listed, place, client.masker);
 		if (error instanceof GatewayError) {
 			const hint = others ? (error.hint ? `${error.hint} ${others}` : others) : error.hint;

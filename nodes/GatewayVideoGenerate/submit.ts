@@ -4,7 +4,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { runPerItem } from '../shared/items/itemRunner';
 import { readSubmitInput, submitBody } from './request';
 import { refusedTaskText, taskFields } from './task';
-import { mayHaveCreatedTask, refusedTaskIdOf, submitTask } from './taskApi';
+import { mayHaveCreatedTask, refusedTaskIdOf, submitTask, unconfirmedSubmitWords } from './taskApi';
 
 export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(ctx, {
@@ -20,7 +20,7 @@ export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData
 		paidRecordOfFailure: (error) => {
 			if (!mayHaveCreatedTask(error)) return undefined;
 			const refused = refusedTaskIdOf(error);
-			return refused !== undefined ? refusedTaskText(refused) : 'the submit got no answer, and the gateway may have created a task';
+			return refused !== undefined ? refusedTaskText(refused) : `the submit ${unconfirmedSubmitWords(error)}, and the gateway may have created a task`;
 		},
 	});
 }

@@ -85,6 +85,17 @@ export function refusedTaskIdOf(error: unknown): string | undefined {
 	return typeof taskId === 'string' ? taskId : undefined;
 }
 
+/**
+ * What happened to a submit that may have created a task, for a list of items ("the submit of
+ * item 3 …"): answered with an error status, answered without a task ID, or not answered at all.
+ */
+export function unconfirmedSubmitWords(error: unknown): string {
+	const status = error instanceof GatewayError ? error.status : undefined;
+	if (status === 200) return 'was answered without a task ID';
+	if (status !== undefined) return `was answered HTTP ${status}`;
+	return 'got no answer';
+}
+
 /** A failed submit; when the task may exist all the same, the hint says so. */
 function submitFailure(error: unknown): unknown {
 	if (!(error instanceof GatewayError)) return error;
