@@ -178,11 +178,18 @@ export class SecretMasker {
 	private fragmentSpans(text: string, spans: Span[]): void {
 		if (this.fragments.size === 0) return;
 		this.plainFragmentSpans(text, spans);
-		if (!PERCENT_ESCAPE.test(text)) return;
-		const { decoded, starts } = percentDecoded(text);
-		const decodedSpans: Span[] = [];
-		this.plainFragmentSpans(decoded, decodedSpans);
-		for (const [start, end] of decodedSpans) spans.push([starts[start], starts[end]]);
+		// Twice at most: a link inside another link's query is encoded twice (`%252F`).
+		let view = text;
+		let origin: number[] | undefined;
+		for (let round = 0; round < 2 && PERCENT_ESCAPE.test(view); round++) {
+			const { decoded, starts } = percentDecoded(view);
+			const from = origin === undefined ? starts : starts.map((at) => (origin as number[])[at]);
+			const decodedSpans: Span[] = [];
+			this.plainFragmentSpans(decoded, decodedSpans);
+			for (const [start, end] of decodedSpans) spans.push([from[start], from[end]]);
+			view = decoded;
+			origin = from;
+		}
 	}
 
 	private plainFragmentSpans(text: string, spans: Span[]): void {
@@ -297,9 +304,9 @@ function percentDecoded(text: string): { decoded: string; starts: number[] } {
 	const starts: number[] = [];
 	for (let at = 0; at < text.length; ) {
 		starts.push(at);
-		const escape = text[at] === '%' ? /^%([0-7][0-9A-Fa-f])/.exec(text.slice(at, at + 3)) : null;
-		if (escape) {
-			decoded += String.fromCharCode(parseInt(escape[1], 16));
+		const code = text.charCodeAt(at) === 0x25 ? asciiEscape(text, at) : -1;
+		if (code >= 0) {
+			decoded += String.fromCharCode(code);
 			at += 3;
 		} else {
 			decoded += text[at];
@@ -308,6 +315,19 @@ function percentDecoded(text: string): { decoded: string; starts: number[] } {
 	}
 	starts.push(text.length);
 	return { decoded, starts };
+}
+
+/** The ASCII character a `%XX` at `at` stands for, or -1. */
+function asciiEscape(text: string, at: number): number {
+	const high = hexDigit(text.charCodeAt(at + 1));
+	const low = hexDigit(text.charCodeAt(at + 2));
+	return high >= 0 && high < 8 && low >= 0 ? high * 16 + low : -1;
+}
+
+function hexDigit(code: number): number {
+	if (code >= 0x30 && code <= 0x39) return code - 0x30;
+	const lower = code | 0x20;
+	return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
 function isPlainObject(value: object): boolean {
