@@ -205,12 +205,14 @@ class AttemptSignal {
 
 	/**
 	 * `reportedMs`: the limit the messages name (the whole of the item's deadline when that, not
-	 * the attempt's own limit, cut the attempt short).
+	 * the attempt's own limit, cut the attempt short). `cutBy`: the name of a limit set from outside
+	 * the call (an image item's 300 s, Max Wait) when that cut the attempt short.
 	 */
 	constructor(
 		readonly deadlineMs: number,
 		private readonly cancel?: AbortSignal,
 		readonly reportedMs = deadlineMs,
+		readonly cutBy?: string,
 	) {
 		this.deadline = AbortSignal.timeout(Math.max(1, deadlineMs));
 		this.signal = cancel ? AbortSignal.any([this.deadline, cancel]) : this.deadline;
@@ -460,7 +462,9 @@ export class GatewayClient {
 		const own = call.deadlineMs ?? DEFAULT_DEADLINE_MS;
 		const left = limit.notAfter - Date.now();
 		if (left >= own) return new AttemptSignal(own, this.stop);
-		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms));
+		// A limit that began before this call (the item's) is named, not the part of it left now.
+		const outer = call.notAfter !== undefined && call.limitName !== undefined ? limit.name : undefined;
+		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms), outer);
 	}
 
 	/**
@@ -632,7 +636,9 @@ export class GatewayClient {
 		if (attempt.timedOut || (isAbortError(error) && !attempt.cancelled)) {
 			return new GatewayError({
 				kind: 'timeout',
-				headline: `${what} failed: no complete answer within ${secondsText(attempt.reportedMs)} s`,
+				headline: attempt.cutBy
+					? `${what} failed: no complete answer within the ${secondsText(attempt.deadlineMs)} s left of ${attempt.cutBy}`
+					: `${what} failed: no complete answer within ${secondsText(attempt.reportedMs)} s`,
 				hint: sentBody ? MAY_HAVE_GONE_THROUGH : undefined,
 				mayHaveActed: sentBody,
 				...this.errorExtra(call),
