@@ -105,6 +105,8 @@ export interface LoggedRequest {
 	submittedId?: string;
 	/** For late requests: when their run had ended. */
 	settledAt?: number;
+	/** How long the gateway paused while answering, by plan (head delay, keep-alives, drips, stall). */
+	pausedMs: number;
 }
 
 export interface RunState {
@@ -260,6 +262,7 @@ export class FuzzGateway {
 				at: arrived,
 				complete: false,
 				answerKind: 'clean',
+				pausedMs: 0,
 			};
 			state.requests.push(logged);
 			if (state.settledAt !== undefined && logged.at > state.settledAt) {
@@ -495,13 +498,6 @@ function head(reply: Reply): string {
 
 const DRIP_BUDGET_MS = 400;
 
-/**
- * How slow an answer is by plan, before any load: its head delay, keep-alives and drip pauses (a
- * stall aside). A clean answer this slow may rightly miss a short Timeout.
- */
-export function plannedSlownessMs(answer: Answer): number {
-	return answer.headDelayMs + answer.keepAliveMs + (answer.dripIntervalMs > 0 ? DRIP_BUDGET_MS : 0) + (answer.kind === 'stall' ? answer.stallMs : 0);
-}
 const wait = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 
 function writeRaw(socket: Socket, reply: Reply, _a: number, _b: number): void {
@@ -521,7 +517,12 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 		if (gone()) return false;
 		return await new Promise((resolve) => socket.write(bytes, (error) => resolve(!error)));
 	};
-	if (answer.headDelayMs > 0) await wait(answer.headDelayMs);
+	// Every pause the plan makes is logged: a clean answer that was slowed this much may miss a short limit.
+	const paused = async (ms: number) => {
+		logged.pausedMs += ms;
+		await wait(ms);
+	};
+	if (answer.headDelayMs > 0) await paused(answer.headDelayMs);
 	// Drips are bounded: at most DRIP_BUDGET_MS of pauses for the whole answer.
 	const writesAllowed = answer.dripIntervalMs > 0 ? Math.max(1, Math.floor(DRIP_BUDGET_MS / answer.dripIntervalMs)) : Infinity;
 	const dripChunk = answer.dripChunk > 0 ? Math.max(answer.dripChunk, Math.ceil(total / writesAllowed)) : 0;
@@ -533,16 +534,16 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 		const allowed = Math.min(ms, DRIP_BUDGET_MS - pausedMs);
 		if (allowed <= 0) return;
 		pausedMs += allowed;
-		await wait(allowed);
+		await paused(allowed);
 	};
 	for (let p = 0; p < pieces.length; p++) {
 		const piece = pieces[p];
 		// The first event of a stream may be preceded by keep-alive comments, and a stall.
 		if (p === 1 && streamed && answer.keepAliveMs > 0) {
-			for (const until = Date.now() + answer.keepAliveMs; Date.now() < until && !gone(); await wait(100)) await write(Buffer.from(': keep-alive\n\n'));
+			for (const until = Date.now() + answer.keepAliveMs; Date.now() < until && !gone(); await paused(100)) await write(Buffer.from(': keep-alive\n\n'));
 		}
 		if (p === 1 && answer.kind === 'stall') {
-			for (const until = Date.now() + answer.stallMs; Date.now() < until && !gone(); await wait(100)) if (streamed) await write(Buffer.from(': keep-alive\n\n'));
+			for (const until = Date.now() + answer.stallMs; Date.now() < until && !gone(); await paused(100)) if (streamed) await write(Buffer.from(': keep-alive\n\n'));
 		}
 		const chunk = dripChunk > 0 ? dripChunk : piece.length;
 		for (let at = 0; at < piece.length; at += chunk) {

@@ -16,7 +16,7 @@ function outcome(overrides: Partial<Outcome> = {}): Outcome {
 }
 
 function request(overrides: Partial<LoggedRequest>): LoggedRequest {
-	return { run: 1, method: 'POST', path: '/v1/chat/completions', host: '127.0.0.1:1', origin: 'own', headers: {}, body: '{}', at: 50, status: 200, complete: true, answerKind: 'clean', ...overrides };
+	return { run: 1, method: 'POST', path: '/v1/chat/completions', host: '127.0.0.1:1', origin: 'own', headers: {}, body: '{}', at: 50, status: 200, complete: true, answerKind: 'clean', pausedMs: 0, ...overrides };
 }
 
 function state(requests: LoggedRequest[], settledAt = 100): RunState {
