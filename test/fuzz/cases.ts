@@ -3,7 +3,7 @@
  * counterexample states only the misbehaviour that broke a promise.
  */
 import type { Answer, RunPlan, Secrets, VideoPlan } from './gateway';
-import { CLEAN } from './gateway';
+import { CLEAN, FuzzGateway } from './gateway';
 import type { NodeKind, Scenario } from './scenario';
 
 export const FIXED_SECRETS: Secrets = { key: 'sk-Fz9qR2mT7wXcV4bN8kLp/Q3sD+h6', headerName: 'x-api-token', headerValue: 'Qk7v9' };
@@ -38,5 +38,21 @@ export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenari
 		imageFormat: 'url',
 		plan,
 		...rest,
+	};
+}
+
+/** One fuzz gateway for a test file: started before its tests, closed after them. */
+export function useFuzzGateway(): () => FuzzGateway {
+	let gateway: FuzzGateway | undefined;
+	beforeAll(async () => {
+		gateway = new FuzzGateway();
+		await gateway.start();
+	});
+	afterAll(async () => {
+		await gateway?.close();
+	});
+	return () => {
+		if (!gateway) throw new Error('the fuzz gateway is not started yet');
+		return gateway;
 	};
 }

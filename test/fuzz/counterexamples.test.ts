@@ -8,9 +8,8 @@
  * FUZZ_STRICT=1 runs them all as plain tests.
  */
 import { runScenario } from './drive';
-import { FuzzGateway } from './gateway';
 import { checkRun } from './invariants';
-import { FIXED_SECRETS, answer, scenario } from './cases';
+import { FIXED_SECRETS, answer, scenario, useFuzzGateway } from './cases';
 import type { Scenario } from './scenario';
 
 interface Counterexample {
@@ -128,18 +127,11 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 	},
 ];
 
-let gateway: FuzzGateway;
-beforeAll(async () => {
-	gateway = new FuzzGateway();
-	await gateway.start();
-});
-afterAll(async () => {
-	await gateway.close();
-});
+const gateway = useFuzzGateway();
 
 describe.each(COUNTEREXAMPLES)('$name', ({ scenario: planned, failsOn }) => {
 	(failsOn && !STRICT ? it.failing : it)(`keeps every promise${failsOn && !STRICT ? ` (known to fail on ${failsOn})` : ''}`, async () => {
-		const { outcome, state } = await runScenario(gateway, planned);
+		const { outcome, state } = await runScenario(gateway(), planned);
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(checkRun(planned, outcome, state)).toEqual([]);
 	});

@@ -7,9 +7,8 @@
 import type { Outcome } from './drive';
 import { runScenario } from './drive';
 import type { LoggedRequest, RunState } from './gateway';
-import { FuzzGateway } from './gateway';
 import { checkRun } from './invariants';
-import { FIXED_SECRETS, answer, scenario } from './cases';
+import { FIXED_SECRETS, answer, scenario, useFuzzGateway } from './cases';
 
 function outcome(overrides: Partial<Outcome> = {}): Outcome {
 	return { output: [], logs: [], customData: [], chunks: [], modelResults: [], callDurations: [], startedAt: 0, settledAt: 100, hung: false, neverSettled: false, ...overrides };
@@ -38,24 +37,17 @@ describe("'works' excuses only what the gateway really paused", () => {
 	});
 
 	describe('the gateway logs its real pauses', () => {
-		let gateway: FuzzGateway;
-		beforeAll(async () => {
-			gateway = new FuzzGateway();
-			await gateway.start();
-		});
-		afterAll(async () => {
-			await gateway.close();
-		});
+		const gateway = useFuzzGateway();
 
 		it('none for an answer written in one piece, whatever drip interval and keep-alives the plan names', async () => {
 			const s = scenario('chat', { deadlineSeconds: 2, answers: [answer({ kind: 'clean', dripChunk: 0, dripIntervalMs: 1, keepAliveMs: 200 })] });
-			const { state } = await runScenario(gateway, s);
+			const { state } = await runScenario(gateway(), s);
 			expect(state.requests.map((r) => r.pausedMs)).toEqual([0]);
 		});
 
 		it('the keep-alives and drips of a stream', async () => {
 			const s = scenario('chatStream', { deadlineSeconds: 3, answers: [answer({ kind: 'clean', dripChunk: 0, dripIntervalMs: 20, keepAliveMs: 300 })] });
-			const { state } = await runScenario(gateway, s);
+			const { state } = await runScenario(gateway(), s);
 			expect(state.requests[0].pausedMs).toBeGreaterThanOrEqual(300);
 		});
 	});
