@@ -173,8 +173,11 @@ describe.each(DISPLAY_RULES)('the Max Tokens hint follows the picked model (%s)'
 			const type = NODES[name];
 			for (const value of [...limited.map((model) => model.id), 'my-own-model', '={{ $json.model }}']) {
 				const given = home ? { model: byId(value), options: { maxTokens: 1000 } } : { model: byId(value), maxTokens: 1000 };
-				const kept = helpers.getNodeParameters(type.description.properties, given, false, false, null, type.description) ?? {};
-				expect(home ? (kept[home] as INodeParameters).maxTokens : kept.maxTokens).toBe(1000);
+				// As a run reads a saved workflow (no defaults added), and as the editor does (defaults added).
+				for (const returnDefaults of [false, true]) {
+					const kept = helpers.getNodeParameters(type.description.properties, given, returnDefaults, false, null, type.description) ?? {};
+					expect(home ? (kept[home] as INodeParameters).maxTokens : kept.maxTokens).toBe(1000);
+				}
 			}
 		});
 	});
