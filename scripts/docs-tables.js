@@ -66,15 +66,35 @@ function notes(field) {
 	return parts.filter(Boolean).join(' ');
 }
 
+/**
+ * Copies of one field that only their hide rules tell apart (one parameter name, shown for the
+ * same operations: Max Tokens with one hint per model) as one row: the first copy, with every
+ * copy's hint. Copies shown for different operations (Video's Task ID) keep a row each.
+ */
+function merged(fields) {
+	const out = [];
+	const key = (field) => `${field.name} ${JSON.stringify(field.displayOptions?.show ?? {})}`;
+	for (const field of fields) {
+		const first = out.find((f) => key(f) === key(field));
+		if (!first) out.push({ ...field, copies: [field] });
+		else first.copies.push(field);
+	}
+	return out.map(({ copies, ...field }) => {
+		if (copies.length === 1) return field;
+		const hints = [...new Set(copies.map((copy) => sentence(copy.hint)).filter(Boolean))];
+		return { ...field, hint: `Its hint follows the model. ${hints.join(' ')}` };
+	});
+}
+
 /** The rows of a node's table: top-level fields, then each collection's fields under its name. */
 function rows(description) {
 	const { properties } = description;
 	const out = [];
-	for (const field of properties) {
+	for (const field of merged(properties)) {
 		if (field.type === 'notice' || field.type === 'hidden') continue;
 		const where = shownFor(field, properties);
 		if (field.type === 'collection') {
-			for (const child of [...field.options].sort((a, b) => a.displayName.localeCompare(b.displayName))) {
+			for (const child of merged(field.options).sort((a, b) => a.displayName.localeCompare(b.displayName))) {
 				out.push([`${plain(field.displayName)} → ${plain(child.displayName)}`, shownDefault(child), shownFor(child, properties) || where, notes(child)]);
 			}
 		} else if (field.type === 'fixedCollection') {

@@ -29,7 +29,7 @@ export const chatProperties: INodeProperties[] = [
 		'The conversation so far, sent as `messages`. The model answers the last message.',
 		'e.g. Summarise this text in three bullet points: ...',
 	),
-	maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
+	...maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
 	streamField,
 	alphabetical(
 		optionsCollection([

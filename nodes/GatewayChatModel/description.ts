@@ -5,8 +5,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { chatTimeoutOption, effortOption } from '../shared/chat/chatDescriptions';
-import { modelField } from '../shared/panel/descriptions';
-import { outputLimitsHint } from '../shared/panel/models';
+import { followingModelLimit, modelField } from '../shared/panel/descriptions';
 
 export const DEFAULT_MODEL = 'chat-sonnet-5';
 
@@ -22,15 +21,17 @@ export const chatModelProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			effortOption('reasoning_effort'),
-			{
-				displayName: 'Max Tokens',
-				name: 'maxTokens',
-				type: 'number',
-				typeOptions: { minValue: 1, numberPrecision: 0 },
-				default: 4096,
-				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
-				hint: outputLimitsHint(),
-			},
+			...followingModelLimit(
+				{
+					displayName: 'Max Tokens',
+					name: 'maxTokens',
+					type: 'number',
+					typeOptions: { minValue: 1, numberPrecision: 0 },
+					default: 4096,
+					description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
+				},
+				'/model',
+			),
 			{
 				displayName: 'Temperature',
 				name: 'temperature',

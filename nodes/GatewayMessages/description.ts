@@ -31,7 +31,7 @@ export const messagesProperties: INodeProperties[] = [
 		'The conversation so far, sent as `messages`. Instructions go in the System Prompt option.',
 		'e.g. Plan the next step of this task: ...',
 	),
-	maxTokensField('The longest answer the model may write, thinking included, in tokens (`max_tokens`, required by this format)'),
+	...maxTokensField('The longest answer the model may write, thinking included, in tokens (`max_tokens`, required by this format)'),
 	streamField,
 	alphabetical(optionsCollection([
 		binaryAttachmentsOption(

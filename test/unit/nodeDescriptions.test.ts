@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NodeHelpers, Workflow } from 'n8n-workflow';
-import type { INodeParameters, INodeType, INodeTypes } from 'n8n-workflow';
+import type { INodeParameters, INodeProperties, INodeType, INodeTypes } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { GatewayChatModel } from '../../nodes/GatewayChatModel/GatewayChatModel.node';
@@ -14,6 +14,8 @@ import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayIm
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
+import { GENERAL_OUTPUT_LIMIT_HINT, MODEL_CATALOGUE } from '../../nodes/shared/panel/models';
+import { defaultDir, TESTED_VERSIONS } from '../../scripts/n8n/runtime';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const NODES: Record<string, INodeType> = {
@@ -104,6 +106,79 @@ describe('codex files', () => {
 				expect(fs.existsSync(path.join(ROOT, 'nodes', name, file.slice('file:'.length)))).toBe(true);
 			}
 			expect(icon.light).not.toBe(icon.dark);
+		});
+	});
+});
+
+// n8n's display rules from both lines the package supports: the devDependency (2.x), and the
+// n8n-workflow of the n8n 1.x the e2e suite installs, where that is on this machine.
+const N8N1_WORKFLOW = path.join(defaultDir(TESTED_VERSIONS.n8n1), 'node_modules', 'n8n-workflow');
+const DISPLAY_RULES: Array<[string, typeof NodeHelpers]> = [
+	[`n8n-workflow ${(require('n8n-workflow/package.json') as { version: string }).version}`, NodeHelpers],
+	...(fs.existsSync(N8N1_WORKFLOW)
+		? [[`n8n ${TESTED_VERSIONS.n8n1}'s n8n-workflow`, (require(N8N1_WORKFLOW) as { NodeHelpers: typeof NodeHelpers }).NodeHelpers] as [string, typeof NodeHelpers]]
+		: []),
+];
+
+describe.each(DISPLAY_RULES)('the Max Tokens hint follows the picked model (%s)', (_rules, helpers) => {
+	// Where each node keeps Max Tokens: at the top, or in the Options collection (the Chat Model).
+	const HOMES: Array<[string, string]> = [
+		['GatewayChat', ''],
+		['GatewayMessages', ''],
+		['GatewayChatModel', 'options'],
+	];
+	const chatModels = MODEL_CATALOGUE.filter((model) => model.kind === 'chat');
+	const limited = chatModels.filter((model) => model.maxOutputTokens !== undefined);
+	const allLimits = [...new Set(limited.map((model) => String(model.maxOutputTokens)))];
+
+	/**
+	 * The Max Tokens fields the editor shows for this Model value, decided by n8n-workflow's own
+	 * displayParameterPath, called as the editor's parameter list calls it: the node's parameters
+	 * under `parameters`, and the path of the level the field is on.
+	 */
+	function shownMaxTokens(name: string, home: string, model: unknown): INodeProperties[] {
+		const type = NODES[name];
+		const parameters: INodeParameters = { model: model as INodeParameters['model'], maxTokens: 4096, options: { maxTokens: 4096 } };
+		const fields = home ? ((type.description.properties.find((p) => p.name === home)?.options ?? []) as INodeProperties[]) : type.description.properties;
+		const node = { id: 'n1', name: 'Node', type: `n8n-nodes-model-gateway.${type.description.name}`, typeVersion: 1, position: [0, 0] as [number, number], parameters };
+		const at = home ? `parameters.${home}` : 'parameters';
+		return fields.filter((field) => field.name === 'maxTokens' && helpers.displayParameterPath({ parameters }, field, at, node, type.description));
+	}
+
+	describe.each(HOMES)('%s', (name, home) => {
+		it.each(limited.map((model) => [model.id, model.maxOutputTokens] as const))('names the limit of %s (%d) when it is picked, from the list or by ID', (id, limit) => {
+			for (const mode of ['list', 'id']) {
+				const shown = shownMaxTokens(name, home, { __rl: true, mode, value: id });
+				expect(shown).toHaveLength(1);
+				expect(shown[0].hint).toContain(id);
+				expect(shown[0].hint).toContain(String(limit));
+				for (const other of limited.filter((model) => model.id !== id)) expect(shown[0].hint).not.toContain(other.id);
+			}
+		});
+
+		it.each([
+			['a catalogue model without a known limit', chatModels.find((model) => model.maxOutputTokens === undefined)?.id],
+			['a model ID typed by hand', 'my-own-model'],
+			['an expression', '={{ $json.model }}'],
+			['an expression naming a known model', "={{ 'chat-haiku-4-5' }}"],
+			['no model yet', ''],
+		])('shows the general hint for %s', (_what, value) => {
+			const shown = shownMaxTokens(name, home, { __rl: true, mode: 'id', value });
+			expect(shown).toHaveLength(1);
+			expect(shown[0].hint).toBe(GENERAL_OUTPUT_LIMIT_HINT);
+			for (const limit of allLimits) expect(shown[0].hint).not.toContain(limit);
+		});
+
+		it('keeps a Max Tokens value whichever model is picked (n8n keeps the value of the one shown field)', () => {
+			const type = NODES[name];
+			for (const value of [...limited.map((model) => model.id), 'my-own-model', '={{ $json.model }}']) {
+				const given = home ? { model: byId(value), options: { maxTokens: 1000 } } : { model: byId(value), maxTokens: 1000 };
+				// As a run reads a saved workflow (no defaults added), and as the editor does (defaults added).
+				for (const returnDefaults of [false, true]) {
+					const kept = helpers.getNodeParameters(type.description.properties, given, returnDefaults, false, null, type.description) ?? {};
+					expect(home ? (kept[home] as INodeParameters).maxTokens : kept.maxTokens).toBe(1000);
+				}
+			}
 		});
 	});
 });

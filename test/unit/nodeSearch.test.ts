@@ -68,11 +68,17 @@ const toItem = (n: Entry): SearchItem => ({ key: n.key, properties: { displayNam
 const rootView = (n: Entry) => !n.categories?.includes('AI') || (n.ai ?? []).includes('Root Nodes');
 const popularity = Object.fromEntries(fixture.nodes.filter((n) => n.popularity).map((n) => [n.key, n.popularity! * 100]));
 
-/** The panel's result list for `query`: node keys, best first. */
-function search(query: string, { aiCanvas = false } = {}): string[] {
+/** The panel's result list for `query`, best first, with each node's score. */
+function scoredSearch(query: string, { aiCanvas = false } = {}): Array<{ key: string; score: number }> {
 	const nodes = [...fixture.nodes, ...OURS].filter((n) => aiCanvas || rootView(n));
-	return reRankSearchResults(sublimeSearch(query.toLowerCase(), nodes.map(toItem)) ?? [], { popularity }).map(({ item }) => item.key);
+	return reRankSearchResults(sublimeSearch(query.toLowerCase(), nodes.map(toItem)) ?? [], { popularity }).map(({ score, item }) => ({ key: item.key, score }));
 }
+/** The panel's result list for `query`: node keys, best first. */
+function search(query: string, options?: { aiCanvas?: boolean }): string[] {
+	return scoredSearch(query, options).map(({ key }) => key);
+}
+/** The best score a codex alias can give a node for `query` without popularity: the query itself. */
+const exactAliasScore = (query: string) => sublimeSearch(query.toLowerCase(), [toItem({ key: 'x', displayName: '', alias: [query] })])[0].score;
 const rankOf = (query: string, name: string, options?: { aiCanvas?: boolean }) => search(query, options).indexOf(`${PACKAGE}.${name}`) + 1;
 
 describe("n8n's node search", () => {
@@ -98,7 +104,7 @@ describe("n8n's node search", () => {
 	});
 
 	// Built-in nodes get up to +100 for popularity; ours match as exactly as a match can (the word
-	// is an alias), so only n8n's popular nodes with the same word come before them.
+	// is an alias), so only n8n's popular nodes with the same word, and ties, come before them.
 	it.each([
 		['video', ['gatewayVideoGenerate'], 5],
 		['image', ['gatewayImageGenerate'], 10],
@@ -108,6 +114,28 @@ describe("n8n's node search", () => {
 			const rank = rankOf(query, name);
 			expect(rank).toBeGreaterThan(0);
 			expect(rank).toBeLessThanOrEqual(within);
+		}
+	});
+
+	// What decides these ranks: our display names are fixed (saved workflows and the contract name
+	// them), and for a one-word query an exact alias is the best match a codex alias can be. So a node
+	// of n8n's ranks above ours only by its popularity bonus, or by an equal score (the panel then keeps
+	// its list order): issue 20's "image" 8th, "video" 4th and "chat model" 13th are such ties.
+	it.each([
+		['image', 'gatewayImageGenerate', false],
+		['video', 'gatewayVideoGenerate', false],
+		['chat', 'gatewayChat', false],
+		['chat', 'gatewayMessages', false],
+		['chat model', 'gatewayChatModel', true],
+	] as const)('"%s": %s has the best score an alias gives, and only popular or tied nodes come first', (query, name, aiCanvas) => {
+		const results = scoredSearch(query, { aiCanvas });
+		const rank = results.findIndex(({ key }) => key === `${PACKAGE}.${name}`);
+		expect(rank).toBeGreaterThanOrEqual(0);
+		const ours = results[rank].score;
+		expect(ours).toBeGreaterThanOrEqual(exactAliasScore(query));
+		for (const before of results.slice(0, rank)) {
+			if (before.key.startsWith(`${PACKAGE}.`)) continue;
+			expect({ key: before.key, popular: popularity[before.key] !== undefined || before.score === ours }).toEqual({ key: before.key, popular: true });
 		}
 	});
 

@@ -5,6 +5,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from '../items/itemRunner';
+import { GENERAL_OUTPUT_LIMIT_HINT, limitedChatModels, outputLimitHint } from './models';
 
 type SearchMethod = 'searchImageModels' | 'searchVideoModels' | 'searchChatModels';
 
@@ -32,6 +33,27 @@ export function modelField(defaultModel: string, searchListMethod: SearchMethod,
 		],
 		...extra,
 	};
+}
+
+/**
+ * A Max Tokens field whose hint names the picked model's output limit, as copies of the field with
+ * one name: n8n keeps one parameter value and shows the copy whose displayOptions match (its
+ * NodeHelpers.displayParameter, which reads a model picker's value inside `{ __rl, value }`, in
+ * n8n 1.x and 2.x alike). One copy per catalogue chat model with a limit, hidden unless Model is
+ * exactly that model; one with the general hint, hidden while Model is one of them. An expression
+ * is none of them (the editor leaves it unresolved inside a model picker), so it gets the general
+ * hint. `modelPath` is `model` at the top level, `/model` from inside a collection.
+ */
+export function followingModelLimit(field: INodeProperties, modelPath: 'model' | '/model'): INodeProperties[] {
+	const limited = limitedChatModels();
+	const hiding = (hide: NonNullable<INodeProperties['displayOptions']>['hide']): INodeProperties['displayOptions'] => ({
+		...field.displayOptions,
+		hide: { ...field.displayOptions?.hide, ...hide },
+	});
+	return [
+		{ ...field, hint: GENERAL_OUTPUT_LIMIT_HINT, displayOptions: hiding({ [modelPath]: limited.map((model) => model.id) }) },
+		...limited.map((model) => ({ ...field, hint: outputLimitHint(model), displayOptions: hiding({ [modelPath]: [{ _cnd: { not: model.id } }] }) })),
+	];
 }
 
 export const concurrencyOption: INodeProperties = {

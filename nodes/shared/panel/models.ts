@@ -48,18 +48,26 @@ export function describeModel(model: CatalogueModel): string {
 	return facts.length ? `${model.description} (${facts.join('; ')})` : model.description;
 }
 
-/**
- * The Max Tokens hint: each chat model's output limit, from the catalogue. n8n shows a hint as
- * written whatever model is picked, so it names every limit rather than one.
- */
-export function outputLimitsHint(): string {
-	const byLimit = new Map<number, string[]>();
-	for (const model of MODEL_CATALOGUE) {
-		if (model.kind === 'chat' && model.maxOutputTokens) byLimit.set(model.maxOutputTokens, [...(byLimit.get(model.maxOutputTokens) ?? []), model.id]);
-	}
-	const limits = [...byLimit].map(([limit, ids]) => `${limit} for ${ids.join(', ')}`);
-	return `At most ${limits.join('; ')}. Models the node does not know are not limited here.`;
+/** A chat model whose output limit the catalogue knows. */
+export type LimitedChatModel = CatalogueModel & { maxOutputTokens: number };
+
+/** The chat models with a known output limit: the ones Max Tokens is checked against. */
+export function limitedChatModels(): LimitedChatModel[] {
+	return MODEL_CATALOGUE.filter((model): model is LimitedChatModel => model.kind === 'chat' && model.maxOutputTokens !== undefined);
 }
+
+/** The Max Tokens hint while this model is picked (the run's check says the same words). */
+export function outputLimitHint(model: LimitedChatModel): string {
+	return `${model.id} writes at most ${model.maxOutputTokens} tokens per answer`;
+}
+
+/**
+ * The Max Tokens hint for any other Model value: a model the catalogue gives no limit, an ID typed
+ * by hand, or an expression (the editor does not resolve one inside a model picker). The run still
+ * checks a known model's limit once the expression has its value.
+ */
+export const GENERAL_OUTPUT_LIMIT_HINT =
+	'No output limit is known here for this model, or it is set by an expression: Max Tokens is sent as given, and checked against the limit of a model the node knows when the node runs';
 
 export function catalogueOf(kind: ModelKind): CatalogueModel[] {
 	return MODEL_CATALOGUE.filter((model) => model.kind === kind);
