@@ -1,4 +1,4 @@
-// Rows 11a–11e of `npm run bench` (issue 19): a thousand videos at a gateway that takes its time,
+// Rows 11a–11f of `npm run bench` (issue 19): a thousand videos at a gateway that takes its time,
 // and the memory of a thousand 10 MB first frames or chat attachments.
 //
 // 11a/11b: 200 and 1,000 videos at the timing gateway (bench/videoGateway.js: submits 1–3 s,
@@ -10,6 +10,10 @@
 // 11e: 11b with one submit in seven and every second check answered 429 (Retry-After 1 s and
 //   3 s in turn); limit as 11b with each refused submit waiting its Retry-After (2 s on average)
 //   and one more Retry-After (3 s) before the last check.
+// 11f: 11a in n8n's queue mode (scripts/n8n/queue.js: a Redis, one main, two workers, the
+//   recipe of docs/running-at-scale.md), the execution started by a production webhook
+//   through the main (answered at once); same gateway, limit and measure as 11a (the node's time in
+//   the run data, read back through the main's REST API), plus which worker ran it.
 // 11c/11d: 1,000 videos with a 10 MB first frame each, 1,000 Gateway Chat items with a 10 MB
 //   image each, in n8n's filesystem binary mode (the items hold a reference to one stored file):
 //   peak RSS of the n8n process while the node ran, against base + 2 × Concurrency × 10 MB, base
@@ -17,12 +21,14 @@
 //   stopped there: memory that grows with the items would otherwise take the shared machine down.
 'use strict';
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const { startGateway } = require('../test/gateway');
 const { imageBytes } = require('../test/gateway/media');
 const { runWorkflows } = require('../scripts/n8n/headless');
+const { findRedisServer, n8nRest, startQueue, startRedis } = require('../scripts/n8n/queue');
 const { peakWithin, sampleProcessTree } = require('./procTree');
 const { REALISTIC, startVideoGateway, idealSchedule, checkGaps, histogramText } = require('./videoGateway');
 const W = require('./workflows');
@@ -81,6 +87,87 @@ async function runOne({ runtime, key, out, name, baseUrl, build, cutoffMs, env =
 	return { node, result, failure, memory };
 }
 
+const QUEUE_OWNER = { email: 'owner@example.com', password: 'Bench-Queue-1', firstName: 'Bench', lastName: 'Queue' };
+
+/** `workflow` started by a production webhook (POST /webhook/<route>, answered at once) instead of by hand. */
+function behindWebhook(workflow, route) {
+	const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
+	Object.assign(trigger, {
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2.1,
+		webhookId: crypto.randomUUID(),
+		parameters: { httpMethod: 'POST', path: route, responseMode: 'onReceived', options: {} },
+	});
+	return workflow;
+}
+
+/**
+ * runOne in n8n's queue mode: a Redis, one main and two workers on one user folder (the recipe of
+ * docs/running-at-scale.md: EXECUTIONS_MODE=queue, QUEUE_BULL_REDIS_*, one database and encryption
+ * key, N8N_DEFAULT_BINARY_DATA_MODE=database on all, a broker and a health port per worker), the
+ * workflow started by its production webhook through the main and read back through the main's
+ * REST API. Also says which worker ran it.
+ */
+async function runQueued({ runtime, key, out, name, baseUrl, build, cutoffMs, log }) {
+	const redisBin = findRedisServer();
+	if (!redisBin) throw new Error('redis-server is not installed, so a queue-mode row cannot run (Debian: apt-get install redis-server; .ci/run does)');
+	const credentialId = `mgwBench${name.replace(/\W/g, '')}`.slice(0, 16);
+	const route = `mgw-bench-${name}`;
+	const workflow = behindWebhook(build(credentialId), route);
+	const say = (message) => log(`${name}: ${message}`);
+	const redis = await startRedis({ bin: redisBin, log: say });
+	let stack;
+	try {
+		stack = await startQueue({
+			runtime,
+			redis,
+			userFolder: path.join(out, name),
+			label: name,
+			owner: QUEUE_OWNER,
+			prefix: `mgw-${crypto.randomBytes(4).toString('hex')}`,
+			binaryDataMode: 'database',
+			// The recipe's value (above the longest Max Wait); the stack stops when nothing runs.
+			gracefulShutdownSeconds: 960,
+			workers: 2,
+			// Activation (2.x) goes through an outbox, polled every 15 s by default.
+			env: { N8N_WORKFLOW_PUBLICATION_OUTBOX_POLL_INTERVAL_MS: '500' },
+			credentials: [W.ownGatewayCredential({ id: credentialId, baseUrl, key })],
+			workflows: [workflow],
+			log: say,
+		});
+		const rest = n8nRest(stack.main, runtime);
+		await rest.activate(workflow.id);
+		for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 250))) {
+			const res = await fetch(`${stack.main.url}/webhook/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+			const text = await res.text();
+			if (res.status === 200) break;
+			// Right after activation the webhook may not be registered yet: that 404 ran nothing.
+			if (res.status !== 404 || Date.now() > deadline) throw new Error(`webhook: HTTP ${res.status} ${text.slice(0, 300)}`);
+		}
+		let executionId;
+		for (const deadline = Date.now() + 30_000; !executionId; await new Promise((resolve) => setTimeout(resolve, 250))) {
+			const [execution] = await rest.executions(workflow.id);
+			executionId = execution && String(execution.id);
+			if (!executionId && Date.now() > deadline) throw new Error('the webhook started no execution');
+		}
+		let execution;
+		let failure;
+		try {
+			execution = await rest.finished(executionId, cutoffMs);
+		} catch (error) {
+			failure = error.message.split('\n')[0];
+		}
+		const workers = stack.workers.filter((worker) => fs.readFileSync(worker.logFile, 'utf8').includes(`Worker started execution ${executionId} `)).map((worker) => worker.name);
+		const mainRan = fs.readFileSync(stack.main.logFile, 'utf8').includes(`Worker started execution ${executionId} `);
+		const run = execution?.data?.resultData?.runData?.[W.MEASURED]?.[0];
+		const node = run && { items: run.data?.main?.[0] ?? [], executionTimeMs: run.executionTime, startTime: run.startTime, status: run.executionStatus };
+		return { node, result: { error: execution?.data?.resultData?.error, status: execution?.status }, failure, executionId, workers, mainRan };
+	} finally {
+		await stack?.stop();
+		await redis.stop();
+	}
+}
+
 /** The figures of the round before (bench/previous-build.json), if measured. */
 function previousFigure(previous, id) {
 	const figure = previous?.rows?.[id];
@@ -90,19 +177,19 @@ function previousFigure(previous, id) {
 // ---------------------------------------------------------------------------------------------
 // 11a, 11b, 11e: makespan, false "still running", gaps between checks
 
-async function measureSlowVideos({ runtime, key, out, log, row, id, count, refuse, previous }) {
+async function measureSlowVideos({ runtime, key, out, log, row, id, count, refuse, queue, previous }) {
 	const { concurrency, checksPerSecond, pollIntervalS, maxWaitS, statusLatencyMs } = SCALE;
 	const intervalMs = pollIntervalS * 1000;
 	const penaltyMs = refuse ? (index) => ((index + 1) % SCALE.refusedSubmitEvery === 0 ? SCALE.retryAfterMeanMs : 0) : undefined;
 	const ideal = idealSchedule({ count, concurrency, penaltyMs });
 	const limitMs = Math.max(ideal.submitPhaseMs, ideal.slowestMs) + intervalMs + statusLatencyMs + (refuse ? SCALE.retryAfterMaxMs : 0);
 	const cutoffMs = 1.5 * limitMs + 30_000; // a build that needs more fails the row anyway
-	log(`${id}: ${count} videos at the slow gateway${refuse ? ' with 429s' : ''}; limit ${fmtS(limitMs)}, stopped at ${fmtS(cutoffMs)}`);
+	log(`${id}: ${count} videos at the slow gateway${refuse ? ' with 429s' : ''}${queue ? ' in queue mode (a main, two workers)' : ''}; limit ${fmtS(limitMs)}, stopped at ${fmtS(cutoffMs)}`);
 	const upstream = await startGateway({ videoPollsToFinish: 1 });
 	const gateway = await startVideoGateway({ target: upstream.baseUrl, refuse });
 	let run;
 	try {
-		run = await runOne({
+		run = await (queue ? runQueued : runOne)({
 			runtime,
 			key,
 			out,
@@ -135,24 +222,30 @@ async function measureSlowVideos({ runtime, key, out, log, row, id, count, refus
 	const refusedChecks = tasks.reduce((sum, task) => sum + task.checks.filter((check) => check.refused).length, 0);
 	const ratio = makespanMs / limitMs;
 	const goal = refuse ? 1.25 : 1.1;
+	// Queue mode: ran on exactly one worker, never on the main.
+	const placement = queue ? (run.workers?.length === 1 && !run.mainRan ? `ran on ${run.workers[0]} of 2` : `ran on ${run.workers?.join(' and ') || 'no worker'}${run.mainRan ? ' and the main' : ''}`) : undefined;
+	const placedWell = !queue || (run.workers?.length === 1 && !run.mainRan);
 	const problem = makespanMs === undefined
 		? `the run did not end within ${fmtS(cutoffMs)} (${run.failure ?? run.result?.error?.message ?? 'stopped'}): ${tasks.length} tasks created, ${gaps.checks} checks, ${doneAtGateway} found done`
 		: items.length !== count
 			? `${items.length} of ${count} items came out`
-			: undefined;
+			: !placedWell
+				? placement
+				: undefined;
 	const ours =
-		`${makespanMs === undefined ? `> ${fmtS(cutoffMs)}` : fmtS(makespanMs)}; ${stillRunning.length} false "still running"` +
+		`${makespanMs === undefined ? `> ${fmtS(cutoffMs)}` : fmtS(makespanMs)}; ${queue ? `${submittedTwice} submitted twice; ${placement}; ` : ''}${stillRunning.length} false "still running"` +
 		`${otherFailures ? `, ${otherFailures} other failures` : ''}; ${gaps.late} gaps > Poll Interval (${gaps.lateFirst} of them before the first check; longest ${fmtS(gaps.maxGapMs)}); ${gaps.neverChecked} never checked`;
 	const figures = {
 		id, count, refuse: Boolean(refuse), limitMs, ideal, makespanMs, stillRunning: stillRunning.length, otherFailures, succeeded,
 		tasks: tasks.length, submittedTwice, gaps, refusedSubmits, refusedChecks, failure: run.failure,
+		...(queue ? { queue: { executionId: run.executionId, workers: run.workers, mainRan: run.mainRan } } : {}),
 	};
 	return {
 		figures,
 		row: row({
 			id,
 			what:
-				`Gateway Video Generate, ${count.toLocaleString('en-US')} videos, Concurrency ${concurrency}, ${checksPerSecond} checks/s, Poll Interval ${pollIntervalS} s, Max Wait ${maxWaitS} s; ` +
+				`${queue ? "n8n's queue mode (Redis, one main, two workers; started by a production webhook through the main): " : ''}Gateway Video Generate, ${count.toLocaleString('en-US')} videos, Concurrency ${concurrency}, ${checksPerSecond} checks/s, Poll Interval ${pollIntervalS} s, Max Wait ${maxWaitS} s; ` +
 				`gateway: submit 1–3 s, status 0.5–3 s, done 5–60 s after submit (seeded)${refuse ? '; 1 in 7 submits and 1 in 2 checks answered 429 (Retry-After 1 s / 3 s)' : ''}: makespan vs limit`,
 			ours,
 			baseline:
@@ -160,10 +253,15 @@ async function measureSlowVideos({ runtime, key, out, log, row, id, count, refus
 				`${refuse ? ` + ${SCALE.retryAfterMaxMs / 1000} s Retry-After (each refused submit +2 s)` : ''}${previousFigure(previous, id)}`,
 			ratio,
 			ratioText: makespanMs === undefined ? `> ${(cutoffMs / limitMs).toFixed(2)}×` : undefined,
-			goal: `≤ ${goal.toFixed(2)}×, 0 false "still running"${refuse ? ', no failed item' : ', no gap > Poll Interval'}`,
-			pass: ratio <= goal && stillRunning.length === 0 && otherFailures === 0 && (refuse || (gaps.late === 0 && gaps.neverChecked === 0)),
+			goal: `≤ ${goal.toFixed(2)}×, 0 false "still running"${refuse ? ', no failed item' : ', no gap > Poll Interval'}${queue ? ', 0 submitted twice, one worker ran it' : ''}`,
+			pass:
+				ratio <= goal &&
+				stillRunning.length === 0 &&
+				otherFailures === 0 &&
+				(refuse || (gaps.late === 0 && gaps.neverChecked === 0)) &&
+				(!queue || (submittedTwice === 0 && placedWell)),
 			how:
-				`node time from n8n run data; gaps between a video's submit answer and its checks (to the one finding it done) from the gateway's log, in Poll Intervals: ${histogramText(gaps)}; ` +
+				`node time from n8n run data${queue ? " (read back through the main's REST API)" : ''}; gaps between a video's submit answer and its checks (to the one finding it done) from the gateway's log, in Poll Intervals: ${histogramText(gaps)}; ` +
 				`${tasks.length} tasks created, ${submittedTwice} submitted twice, ${gaps.checks} checks` +
 				(refuse ? `, ${refusedSubmits} submits and ${refusedChecks} checks refused` : '') +
 				`; at most ${ideal.maxActive} videos running at once (${Math.ceil(ideal.maxActive / checksPerSecond)} s of checks at the budget)`,
@@ -276,6 +374,7 @@ const SCALE_ROWS = {
 	'11c': (c) => measureFileMemory({ ...c, id: '11c', kind: 'video', count: c.videos?.large ?? 1000 }),
 	'11d': (c) => measureFileMemory({ ...c, id: '11d', kind: 'chat', count: c.videos?.large ?? 1000 }),
 	'11e': (c) => measureSlowVideos({ ...c, id: '11e', count: c.videos?.large ?? 1000, refuse: true }),
+	'11f': (c) => measureSlowVideos({ ...c, id: '11f', count: c.videos?.small ?? 200, queue: true }),
 };
 
 module.exports = { SCALE_ROWS, SCALE, writeFrame };

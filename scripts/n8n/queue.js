@@ -1,7 +1,7 @@
 // n8n in queue mode, for the queue-mode e2e test (test/e2e/queueMode.test.ts): a throw-away
 // Redis (Debian's `redis-server`, loopback only, nothing saved to disk), one main (`n8n start`)
-// and one worker (`n8n worker`) on the same user folder, and the few REST calls the test makes
-// through the main.
+// and one or more workers (`n8n worker`, each with its own task-runner broker and health port) on
+// the same user folder, and the few REST calls the tests and the bench make through the main.
 //
 //   const redis = await startRedis();
 //   const stack = await startQueue({ runtime, redis, binaryDataMode: 'filesystem', owner, credentials, workflows });
@@ -125,9 +125,14 @@ function queueEnv({ redis, prefix = 'bull', binaryDataMode, gracefulShutdownSeco
 }
 
 /**
- * One main and one worker in queue mode on `userFolder` (made fresh, with our package, the
- * credentials and workflows imported, unless `existingUserFolder`: a restart). Their logs are
- * <userFolder>/<label>-main.log and <label>-worker.log.
+ * @typedef {{ name: string, healthUrl: string, logFile: string, pid: number, exited: Promise<object>, stop(): Promise<void>, kill(): Promise<void> }} QueueWorker
+ */
+
+/**
+ * One main and `workers` workers (default 1) in queue mode on `userFolder` (made fresh, with our
+ * package, the credentials and workflows imported, unless `existingUserFolder`: a restart). Their
+ * logs are <userFolder>/<label>-main.log, <label>-worker.log (the first worker) and
+ * <label>-worker-2.log … (the others). `worker` is the first of `workers`.
  * @param {object} o
  * @param {object} o.runtime            from ensureRuntime()
  * @param {{ host: string, port: number }} o.redis
@@ -141,11 +146,13 @@ function queueEnv({ redis, prefix = 'bull', binaryDataMode, gracefulShutdownSeco
  * @param {object[]} [o.credentials]
  * @param {object[]} [o.workflows]
  * @param {{ email: string, password: string, firstName: string, lastName: string }} [o.owner]
- * @param {number} [o.concurrency]      the worker's --concurrency
+ * @param {number} [o.concurrency]      each worker's --concurrency
+ * @param {number} [o.workers]          how many workers (default 1)
  * @param {(msg: string) => void} [o.log]
  * @returns {Promise<{
  *   main: { url: string, cookie: string, userFolder: string, logFile: string, stop(): Promise<void> },
- *   worker: { healthUrl: string, logFile: string, stop(): Promise<void> },
+ *   worker: QueueWorker,
+ *   workers: QueueWorker[],
  *   stop(): Promise<void>,
  * }>}
  */
@@ -163,6 +170,7 @@ async function startQueue({
 	workflows = [],
 	owner,
 	concurrency = 10,
+	workers: workerCount = 1,
 	log = defaultLog,
 }) {
 	const fullEnv = { ...queueEnv({ redis, prefix, binaryDataMode, gracefulShutdownSeconds }), ...env };
@@ -178,19 +186,25 @@ async function startQueue({
 		logFile: userFolder && logIn(userFolder, 'main'),
 		log,
 	});
-	let worker;
+	const workers = [];
 	try {
-		// After the main: it has migrated the database the worker opens.
-		worker = await startWorker({ runtime, userFolder: main.userFolder, env: fullEnv, concurrency, logFile: logIn(main.userFolder, 'worker'), log });
+		// After the main: it has migrated the database the workers open. One after another: two
+		// first starts of n8n on one SQLite file at once can trip over each other.
+		for (let n = 1; n <= workerCount; n++) {
+			const name = n === 1 ? 'worker' : `worker-${n}`;
+			const worker = await startWorker({ runtime, userFolder: main.userFolder, env: fullEnv, concurrency, logFile: logIn(main.userFolder, name), log });
+			workers.push({ name, ...worker });
+		}
 	} catch (error) {
-		await main.stop();
+		await Promise.all([...workers.map((worker) => worker.stop()), main.stop()]);
 		throw error;
 	}
 	return {
 		main,
-		worker,
+		worker: workers[0],
+		workers,
 		async stop() {
-			await Promise.all([worker.stop(), main.stop()]);
+			await Promise.all([...workers.map((worker) => worker.stop()), main.stop()]);
 		},
 	};
 }

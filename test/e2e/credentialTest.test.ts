@@ -18,7 +18,7 @@ import { defaultDir, ensureRuntime } from '../../scripts/n8n/runtime';
 import { startGateway } from '../gateway';
 import type { Gateway, LoggedRequest } from '../gateway';
 import { E2E_LINE, E2E_N8N_VERSION } from './harness';
-import { lineDir, selectedLines, TESTED_VERSIONS } from './paths';
+import { lineDir, selectedByOnly, selectedLines, TESTED_VERSIONS } from './paths';
 
 interface N8nServer {
 	url: string;
@@ -35,16 +35,8 @@ interface TestResult {
 	message: string;
 }
 
-/** The parts of E2E_ONLY this file answers to. */
-function selectedByOnly(only = process.env.E2E_ONLY ?? ''): boolean {
-	const parts = only
-		.split(',')
-		.map((part) => part.trim().toLowerCase())
-		.filter(Boolean);
-	return parts.length === 0 || parts.some((part) => 'credential-test'.includes(part) || part.includes('credential'));
-}
 
-const RUNS = selectedLines().includes(E2E_LINE) && selectedByOnly();
+const RUNS = selectedLines().includes(E2E_LINE) && selectedByOnly('credential-test', 'credential');
 const OWNER = { email: 'owner@example.com', password: 'Credential-Test-1', firstName: 'Cred', lastName: 'Tester' };
 const log = (msg: string) => process.stderr.write(`[e2e credential test ${E2E_LINE}] ${msg}\n`);
 

@@ -25,6 +25,19 @@ function selectedLines(env = process.env) {
 	return asked.length ? LINES.filter((line) => asked.includes(line)) : LINES;
 }
 
+/**
+ * Whether E2E_ONLY (comma-separated parts) lets a test file that starts its own n8n run: when it is
+ * empty, or a part is contained in the file's `name` (e.g. `queue-crash`) or contains `keyword`
+ * (e.g. `queue`).
+ */
+function selectedByOnly(name, keyword, only = process.env.E2E_ONLY || '') {
+	const parts = only
+		.split(',')
+		.map((part) => part.trim().toLowerCase())
+		.filter(Boolean);
+	return parts.length === 0 || parts.some((part) => name.includes(part) || part.includes(keyword));
+}
+
 /** One folder per line: results.json and the kept n8n user folder (`user/`). */
 const lineDir = (line) => path.join(OUT_DIR, line);
 const resultsFile = (line) => path.join(lineDir(line), 'results.json');
@@ -40,4 +53,4 @@ const HOSTILE_CREDENTIAL = { id: 'mgwE2eHostile1', name: 'Model Gateway (hostile
 // For the AI Agent workflows: n8n's own OpenAI chat model, pointed at the loopback gateway.
 const OPENAI_CREDENTIAL = { id: 'mgwE2eOpenAi1', name: 'OpenAI (loopback gateway)' };
 
-module.exports = { ROOT, OUT_DIR, LINES, TESTED_VERSIONS, selectedLines, lineDir, resultsFile, CREDENTIALS, OPENAI_CREDENTIAL, HOSTILE_CREDENTIAL };
+module.exports = { ROOT, OUT_DIR, LINES, TESTED_VERSIONS, selectedLines, selectedByOnly, lineDir, resultsFile, CREDENTIALS, OPENAI_CREDENTIAL, HOSTILE_CREDENTIAL };

@@ -34,7 +34,7 @@ import { EXAMPLE_CREDENTIAL, gatewayCredential, withExampleCredential } from '..
 import { startGateway } from '../gateway';
 import type { Gateway, LoggedRequest } from '../gateway';
 import { binaryBuffer, describeWorkflow, E2E_LINE, E2E_N8N_MAJOR, E2E_N8N_VERSION, gatewayRequests, loadE2eResults, nodeItems, nodeRun, workflowResult } from './harness';
-import { lineDir, ROOT, selectedLines, TESTED_VERSIONS } from './paths';
+import { lineDir, ROOT, selectedByOnly, selectedLines, TESTED_VERSIONS } from './paths';
 
 // Run data and REST answers, read loosely.
 type Json = Record<string, any>;
@@ -48,17 +48,9 @@ const SUBMIT = '/v1/video/generations';
 /** n8n keeps a Wait from this long on in its database (shorter ones sleep in memory). */
 const DURABLE_WAIT_SECONDS = 65;
 
-/** The parts of E2E_ONLY this file answers to. */
-function selectedByOnly(only = process.env.E2E_ONLY ?? ''): boolean {
-	const parts = only
-		.split(',')
-		.map((part) => part.trim().toLowerCase())
-		.filter(Boolean);
-	return parts.length === 0 || parts.some((part) => 'queue-mode'.includes(part) || part.includes('queue'));
-}
 
 const REDIS_SERVER = findRedisServer();
-const LINE_RUNS = selectedLines().includes(E2E_LINE) && selectedByOnly();
+const LINE_RUNS = selectedLines().includes(E2E_LINE) && selectedByOnly('queue-mode', 'queue');
 /** n8n 1.x has no `database` binary mode; its default keeps binaries in the run data. */
 const MODES = E2E_N8N_MAJOR >= 2 ? ['filesystem', 'database'] : ['filesystem', 'default'];
 const STORED_AS: Record<string, RegExp | undefined> = { filesystem: /^filesystem-v2:/, database: /^database:/, default: undefined };

@@ -44,6 +44,8 @@ export interface Gateway {
 	port: number;
 	filePort: number;
 	requests: LoggedRequest[];
+	/** The ids of the video tasks it created (and still keeps), oldest first. */
+	taskIds(): string[];
 	reset(): void;
 	/** Returns how many faults are now queued for this prefix. */
 	queueFaults(pathPrefix: string, faults: Fault[]): number;

@@ -24,7 +24,7 @@ const urlHost = (host) => (host.includes(':') ? `[${host}]` : host);
 
 /**
  * Starts the API origin and the file host. Resolves to
- * `{ baseUrl, fileBaseUrl, port, filePort, requests, reset, queueFaults, setOptions, close }`.
+ * `{ baseUrl, fileBaseUrl, port, filePort, requests, taskIds, reset, queueFaults, setOptions, close }`.
  */
 async function startGateway({ port = 0, filePort = 0, host = '127.0.0.1', delayMs = 0, videoPollsToFinish = 3, log = false, acceptXApiKey = false } = {}) {
 	const gw = createState({ delayMs, videoPollsToFinish, log, acceptXApiKey });
@@ -46,6 +46,7 @@ async function startGateway({ port = 0, filePort = 0, host = '127.0.0.1', delayM
 		port: apiPort,
 		filePort: filesPort,
 		requests: gw.requests,
+		taskIds: () => [...gw.tasks.keys()],
 		reset: () => resetState(gw),
 		queueFaults: (pathPrefix, faults) => gw.faults.add(pathPrefix, faults),
 		setOptions: (partial) => setOptions(gw, partial),
