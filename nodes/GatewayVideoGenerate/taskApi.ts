@@ -187,7 +187,8 @@ function statusFailure(error: unknown, taskId: string): unknown {
  * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
  * forever ends with Max Wait), and whether its failure is a passing one.
  */
-export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number, budget?: SendPace): Promise<PollAnswer> {
+/** `onSend`: called when the check goes out, after its turn in the budget (the wait loop plans the next check from then). */
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number, budget?: SendPace, onSend?: () => void): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
@@ -197,6 +198,7 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 			// a pace of their own: submits' 429s do not hold them back, nor theirs the submits.
 			pace: budget,
 			ownPaceOnly: true,
+			onSend,
 			retry: false,
 			deadlineMs: STATUS_DEADLINE_MS,
 			notAfter,

@@ -98,6 +98,12 @@ export interface GatewayCall {
 	 * at the next interval, in a lane of their own).
 	 */
 	ownPaceOnly?: boolean;
+	/**
+	 * Called when an attempt goes out, after every wait for its turn (hold, pace): a caller that
+	 * plans from when a request really left (the video wait loop: a task's next check one interval
+	 * after its last one reached the gateway) learns it here.
+	 */
+	onSend?: () => void;
 	/** Fields every error of this call keeps (e.g. a task id). */
 	errorFields?: Record<string, unknown>;
 }
@@ -375,6 +381,7 @@ export class GatewayClient {
 			const attempt = this.newAttempt(call, limit);
 			const shared = this.sharedPace(call);
 			const sentAt = this.pace.now();
+			call.onSend?.();
 			let paced = false;
 			let failure: GatewayError;
 			try {
