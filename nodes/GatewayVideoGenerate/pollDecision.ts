@@ -33,13 +33,37 @@ export function failureRunIsFatal(failedPolls: number, failingSince: number, now
 }
 
 /**
- * When the loop wakes next: at the earliest due poll, or a little later so that tasks due within
- * `coalesceMs` of it are polled in the same tick (never earlier than any of them is due).
+ * When each check should go out at the latest, the checks being sent one `spacingMs` apart (the
+ * budget of checks per second): at its due time, or earlier when the checks due after it need
+ * the time before their own due times. Ten tasks answered at the same moment are due at the same
+ * moment, and at 10 checks/s the tenth would go out a second late: planned back from the last due
+ * time, the first goes out early, so none goes out after it is due (a task is checked at least
+ * once per interval). Returned in the order of `dueTimes`.
  */
-export function nextWakeAt(dueTimes: readonly number[], coalesceMs: number): number | undefined {
-	if (dueTimes.length === 0) return undefined;
-	const earliest = Math.min(...dueTimes);
-	return Math.max(...dueTimes.filter((due) => due <= earliest + coalesceMs));
+export function latestSendTimes(dueTimes: readonly number[], spacingMs: number): number[] {
+	const starts = [...dueTimes];
+	if (spacingMs <= 0) return starts;
+	const byDue = dueTimes.map((due, index) => ({ due, index })).sort((a, b) => b.due - a.due);
+	let next = Number.POSITIVE_INFINITY;
+	for (const { due, index } of byDue) {
+		next = Math.min(due, next - spacingMs);
+		starts[index] = next;
+	}
+	return starts;
+}
+
+/**
+ * When the loop wakes next: at the earliest time a check must go out, never later. The checks due
+ * within `coalesceMs` after it go along in the same tick, a little early (isDueInTick), rather
+ * than holding the earliest one back until they are due.
+ */
+export function nextWakeAt(sendTimes: readonly number[]): number | undefined {
+	return sendTimes.length === 0 ? undefined : Math.min(...sendTimes);
+}
+
+/** Whether a check to go out at `sendAt` goes in the tick at `tickAt`: it is time, or within `coalesceMs`. */
+export function isDueInTick(sendAt: number, tickAt: number, coalesceMs: number): boolean {
+	return sendAt <= tickAt + coalesceMs;
 }
 
 /** One task's waiting state between polls. */

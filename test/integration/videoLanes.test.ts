@@ -91,6 +91,56 @@ describe('status checks in a lane of their own', () => {
 	}, 60_000);
 });
 
+/** A status answer's latency in [low, high] ms, drawn from the check's number (the same every run). */
+const drawnMs = (n: number, low: number, high: number) => low + ((n * 7919) % (high - low + 1));
+
+/**
+ * The gaps the gateway saw for each task: from its submit's answer to its first check, and between
+ * its checks, up to the first one that found it done. Returns those longer than `limitMs`.
+ */
+function longGaps(g: ScriptedGateway, submitLatencyMs: number, limitMs: number): string[] {
+	const long: string[] = [];
+	for (const task of g.tasks.values()) {
+		let last = task.submittedAt + submitLatencyMs;
+		for (const check of g.checks(task.id)) {
+			if (check.at - last > limitMs) long.push(`${task.id}: ${check.at - last} ms`);
+			last = check.at;
+			if (check.at >= task.doneAt && check.status === 200) break;
+		}
+	}
+	return long;
+}
+
+describe('status checks spend their budget (issue 19)', () => {
+	it('60 videos, status answers taking 1–3 s, Concurrency 10, 10 checks/s, Poll Interval 5 s: no task waits longer than the Poll Interval between checks', async () => {
+		// Submits take 3 s, 10 at a time: 3.3 new tasks a second, each checked at 5 s (running) and
+		// 10 s (done) after its submit: about 6.7 checks/s, within the budget of 10/s. Ten checks in
+		// flight that take 2 s on average can send only 5 a second: the checks would queue.
+		const submitLatencyMs = 3000;
+		const g = (gw = await startScriptedVideoGateway({
+			submitLatencyMs,
+			doneAfterMs: submitLatencyMs + 7000,
+			status: (taskId, n, self) => ({ ...self.taskState(taskId), delayMs: drawnMs(n, 1000, 3000) }),
+		}));
+		let lanes: { checks: Lane } | undefined;
+		const result = await runVideoNode(
+			g,
+			{ options: { maxWaitSeconds: 30, pollIntervalSeconds: 5, statusChecksPerSecond: 10, concurrency: 10, downloadVideo: false } },
+			{ items: 60, clock: realClock, continueOnFail: true, runtime: { onLanes: (l) => (lanes = l) } },
+		);
+		expect(result.error).toBeUndefined();
+		expect(result.output.filter((item) => item.json.status !== 'SUCCESS')).toEqual([]);
+		// every gap within the Poll Interval, and a little for timers on a shared machine
+		expect(longGaps(g, submitLatencyMs, INTERVAL_MS + 750)).toEqual([]);
+		// the budget holds: no second of the run saw more than 10 checks (and one of slack for the boundary)
+		const perSecond = new Map<number, number>();
+		for (const check of g.checks()) perSecond.set(Math.floor(check.at / 1000), (perSecond.get(Math.floor(check.at / 1000)) ?? 0) + 1);
+		expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(11);
+		// more than Concurrency checks were waiting for their answer at once
+		expect(lanes?.checks.peak).toBeGreaterThan(10);
+	}, 90_000);
+});
+
 describe('first frames are read when their submit goes out', () => {
 	it('120 items with a frame each, Concurrency 4: at most 4 frames are held at once, and a missing field is refused before any request', async () => {
 		let held = 0;

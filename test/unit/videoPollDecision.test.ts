@@ -1,4 +1,4 @@
-import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isPassingPollFailure, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -27,11 +27,25 @@ describe('poll failures', () => {
 });
 
 describe('nextWakeAt', () => {
-	it('wakes at the earliest due poll, or later to take close ones along, never before any is due', () => {
-		expect(nextWakeAt([], 1000)).toBeUndefined();
-		expect(nextWakeAt([5000], 1000)).toBe(5000);
-		expect(nextWakeAt([5000, 5300, 5900, 9000], 1000)).toBe(5900);
-		expect(nextWakeAt([9000, 5000], 1000)).toBe(5000);
+	it('wakes at the earliest time a check must go out, never later (the ones close after it go along early)', () => {
+		expect(nextWakeAt([])).toBeUndefined();
+		expect(nextWakeAt([5000])).toBe(5000);
+		expect(nextWakeAt([5000, 5300, 5900, 9000])).toBe(5000);
+		expect(nextWakeAt([9000, 5000])).toBe(5000);
+		expect(isDueInTick(5900, 5000, 1000)).toBe(true);
+		expect(isDueInTick(6001, 5000, 1000)).toBe(false);
+	});
+});
+
+describe('latestSendTimes', () => {
+	it('plans checks due together back from the last due time, one budget step apart, so none goes out after it is due', () => {
+		expect(latestSendTimes([5000, 5000, 5000], 100)).toEqual([5000, 4900, 4800]);
+		// spread out enough already: each at its due time
+		expect(latestSendTimes([9000, 5000, 7000], 100)).toEqual([9000, 5000, 7000]);
+		// a crowd before a lone one: only the crowd moves
+		expect(latestSendTimes([5000, 5050, 5100, 8000], 100)).toEqual([4900, 5000, 5100, 8000]);
+		// no budget: due times as they are
+		expect(latestSendTimes([5000, 5000], 0)).toEqual([5000, 5000]);
 	});
 });
 
