@@ -40,6 +40,13 @@ export interface PollerOptions {
 	 */
 	spacingMs?: number;
 	/**
+	 * How long before its due time a task's check is sent, by its interval (default: not early),
+	 * so that timers running late on a busy machine (the loop's, and the budget's spacing sleeps)
+	 * do not make it late. Not for the check at Max Wait, which must come at the deadline to be
+	 * the last.
+	 */
+	leadMs?: (intervalMs: number) => number;
+	/**
 	 * A virtual clock (tests) moves only when the loop sleeps: the loop then lets the checks on
 	 * their way finish before it sleeps, so time does not run ahead of real answers. A real clock
 	 * moves on its own, and the loop never waits for checks.
@@ -157,7 +164,11 @@ export class TaskPoller {
 				await Promise.all([...this.inFlight]);
 				continue;
 			}
-			const sendAt = latestSendTimes(idle.map((task) => task.dueAt), this.options.spacingMs ?? 0);
+			const { leadMs = () => 0, spacingMs = 0 } = this.options;
+			const sendAt = latestSendTimes(
+				idle.map((task) => (task.dueAt >= task.state.deadline ? task.dueAt : task.dueAt - leadMs(task.state.intervalMs))),
+				spacingMs,
+			);
 			const wakeAt = nextWakeAt(sendAt) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {
