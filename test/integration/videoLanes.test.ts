@@ -65,7 +65,8 @@ describe('status checks in a lane of their own', () => {
 
 	it('429s on one submit in seven and every second check (Retry-After 1 s and 3 s): the checks still get their turn', async () => {
 		const g = (gw = await startScriptedVideoGateway({
-			submitLatencyMs: 200,
+			// submits of 1 s: the submit phase (about 7 s) outlasts the first Poll Interval
+			submitLatencyMs: 1000,
 			doneAfterMs: 1000,
 			submit: (n, _body, self) => (n % 7 === 0 ? { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'rate limited' } } } : self.createTask()),
 			status: (taskId, n, self) => (n % 2 === 0 ? { status: 429, headers: { 'retry-after': '3' }, body: { error: { message: 'rate limited' } } } : self.taskState(taskId)),
@@ -138,6 +139,41 @@ describe('status checks spend their budget (issue 19)', () => {
 		expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(11);
 		// more than Concurrency checks were waiting for their answer at once
 		expect(lanes?.checks.peak).toBeGreaterThan(10);
+	}, 90_000);
+});
+
+describe('a refused submit waits alone (issue 19)', () => {
+	it('70 videos, submits taking 1–3 s, one in seven answered 429 with Retry-After 1 s / 3 s, Concurrency 10: the submits take about as long as if each refused one waited in its own slot', async () => {
+		let refusals = 0;
+		const slotMs: number[] = [];
+		const g = (gw = await startScriptedVideoGateway({
+			doneAfterMs: 0,
+			submit: (n, _body, self) => {
+				if (n % 7 === 0) {
+					const retryAfter = refusals++ % 2 === 0 ? 1 : 3;
+					slotMs.push(retryAfter * 1000);
+					return { status: 429, headers: { 'retry-after': String(retryAfter) }, body: { error: { message: 'rate limited' } } };
+				}
+				const delayMs = drawnMs(n, 1000, 3000);
+				slotMs.push(delayMs);
+				return { ...self.createTask(), delayMs };
+			},
+		}));
+		const result = await runVideoNode(
+			g,
+			{ options: { maxWaitSeconds: 120, pollIntervalSeconds: 5, statusChecksPerSecond: 10, concurrency: 10, downloadVideo: false } },
+			{ items: 70, clock: realClock, continueOnFail: true },
+		);
+		expect(result.error).toBeUndefined();
+		expect(result.output.filter((item) => item.json.status !== 'SUCCESS')).toEqual([]);
+		expect(refusals).toBeGreaterThanOrEqual(10);
+		// Each submit held its slot for its answer, each refused one for its Retry-After: spread over
+		// 10 slots that is the submit phase at best (the slowest answer at the end added). Holding
+		// every submit for each Retry-After took about twice as long.
+		const submits = g.submits().map((r) => r.at);
+		const phaseMs = Math.max(...[...g.tasks.values()].map((task) => task.submittedAt)) + 3000 - Math.min(...submits);
+		const idealMs = slotMs.reduce((sum, ms) => sum + ms, 0) / 10 + 3000;
+		expect(phaseMs).toBeLessThanOrEqual(1.25 * idealMs);
 	}, 90_000);
 });
 
