@@ -255,9 +255,10 @@ async function generateAll(
 			const submittedAt = clock.now();
 			// The first frame is read and encoded now, and released with the body after the submit.
 			const body = await submitBody(ctx, itemIndex, submit);
-			// A submit's Retry-After holds that submit in its slot, not the lane: the lane's pace (cut by
-			// the 429) keeps the rate; holding every submit for 1-3 s at each refusal of a gateway that
-			// refuses one submit in seven halved the submit rate (bench row 11e: 510 s for 1,000 videos).
+			// A submit's Retry-After holds that submit in its slot, not the lane, and does not cut the
+			// pace (a bare 429 still does): holding every submit for 1-3 s and cutting the pace at each
+			// refusal of a gateway that refuses one submit in seven more than halved the submit rate
+			// (bench row 11e: 510 s for 1,000 videos).
 			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs, true).catch(async (error: unknown) => {
 				const refusedId = refusedTaskIdOf(error);
 				if (refusedId !== undefined) refused.push({ item: itemIndex, task_id: refusedId });
