@@ -5,7 +5,7 @@
  * its checks: a task submitted while others are being checked is checked on its own interval, from
  * its own submit, and never late: each check goes out a lead before its interval is over, checks
  * due together are spread within the budget ahead of time, and the next one is planned from when
- * the last one went out. The first check comes one interval after the submit (or at Max Wait, if sooner),
+ * the last one went out. The first check is due one interval after the submit (or at Max Wait, if sooner),
  * the last one at Max Wait, nothing sleeps after it, and a cancel stops the loop at once: no check
  * is sent after it. Max Wait is a hard limit that counts from the task's submit: every check is
  * told when the task's wait ends, and none is sent once it is over. Time comes from an injected
