@@ -167,10 +167,11 @@ export class TaskPoller {
 				continue;
 			}
 			const { leadMs = () => 0, spacingMs = 0 } = this.options;
+			// A check after a Retry-After goes no sooner than it says, whatever the lead and the spread.
 			const sendAt = latestSendTimes(
 				idle.map((task) => (task.dueAt >= task.state.deadline ? task.dueAt : task.dueAt - leadMs(task.state.intervalMs))),
 				spacingMs,
-			);
+			).map((at, index) => Math.max(at, idle[index].state.notBefore ?? at));
 			const wakeAt = nextWakeAt(sendAt) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {

@@ -57,6 +57,18 @@ describe('decideAfterPoll', () => {
 		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined } });
 	});
 
+	it('after a 429 with a Retry-After, plans the next check when it says: sooner than the interval, or later, never before it', () => {
+		const refused = (retryAfterMs: number) => ({ error: Object.assign(failure('rate_limit', 429), { retryAfterMs }), passing: true });
+		const soon = decideAfterPoll(state, refused(3000), 5000, 5010);
+		expect(soon).toMatchObject({ nextPollAt: 8010, state: { notBefore: 8010, failedPolls: 1 } });
+		expect(decideAfterPoll(state, refused(9000), 5000, 5010)).toMatchObject({ nextPollAt: 14_010, state: { notBefore: 14_010 } });
+		// never past Max Wait; an answer clears it
+		expect(decideAfterPoll(state, refused(60_000), 5000, 5010)).toMatchObject({ nextPollAt: 30_000 });
+		const after = decideAfterPoll((soon as { state: WatchState }).state, running, 8010);
+		expect(after).toMatchObject({ nextPollAt: 13_010 });
+		expect((after as { state: WatchState }).state.notBefore).toBeUndefined();
+	});
+
 	it('ends at once on a state that means the task is over without a video', () => {
 		for (const status of ['CANCELLED', 'canceled', 'Expired', 'error', 'TIMEOUT', 'rejected', 'FAILED']) {
 			expect(decideAfterPoll(state, { task: { task_id: 't', status } }, 5000)).toMatchObject({ outcome: { kind: 'failure' } });
