@@ -2,10 +2,10 @@
  * Generate: submit, wait, download, for all items at once. Every item's task is submitted
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
- * Submits and status checks go in lanes of their own (lanes.ts), each with Concurrency slots and
- * its own sending pace (the checks: Status Checks per Second, held by a Retry-After; the submits:
- * the execution's adaptive pace): a 429 to a submit does not hold the checks back, nor the other
- * way round.
+ * Submits and status checks go in lanes of their own (lanes.ts), each with its own sending pace
+ * (the checks: Status Checks per Second, their slots following that budget, see lanesOf; the
+ * submits: Concurrency slots and the execution's adaptive pace): a 429 to a submit does not hold
+ * the checks back, nor the other way round.
  * Downloads share the submit lane and go first. Max Wait counts for each task from its own submit
  * (its 429 waits included): the submit, the checks and the download all end within it. A first
  * frame is read and encoded when its item's submit goes out, and released after it.
@@ -38,7 +38,7 @@ import type { OutputInput, SubmitInput, WaitInput } from './request';
 import { VideoProgress } from './progress';
 import { mergeRecords, refusedTaskText, shortTaskId } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
-import { downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, unconfirmedSubmitWords, videoItem } from './taskApi';
+import { STATUS_DEADLINE_MS, downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, unconfirmedSubmitWords, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 
 export interface VideoRuntime {
@@ -154,12 +154,33 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 }
 
 /**
- * The share of Concurrency each lane gets: submits (and downloads) and status checks each have
- * Concurrency slots of their own, so neither waits for the other; how fast checks go is set by
- * Status Checks per Second, and each lane keeps its own pace with the gateway.
+ * A check goes out a little before its interval is over: the loop's timer and the budget's
+ * spacing sleeps run late on a busy machine (up to 2 s for 1,000 videos on 2 loaded cores, bench
+ * row 11b), and a task must still be checked within its Poll Interval. A tenth of the interval, at
+ * most 2 s: 2 s at 30 s (about 7 % more checks, within the budget all the same), 0.5 s at 5 s.
  */
-function lanesOf(concurrency: number): { submits: Lane; checks: Lane } {
-	return { submits: new Lane(concurrency), checks: new Lane(concurrency) };
+export function checkLeadMs(intervalMs: number): number {
+	return Math.min(2000, intervalMs / 10);
+}
+
+/** The most status checks of one run waiting for their answer at once, whatever the budget. */
+export const MAX_CHECKS_IN_FLIGHT = 100;
+
+/**
+ * The lanes of a run. Submits (and downloads) are the paid work: Concurrency slots. Status checks
+ * are cheap GETs whose rate is already bounded by Status Checks per Second (their pace), so their
+ * slots follow the budget, not Concurrency: to spend a budget of B checks/s while answers take L
+ * seconds, B × L checks must be on their way at once (Little's law). With Concurrency slots the
+ * checks were bounded by Concurrency / L instead: 10 slots and answers of 0.5–3 s (1.75 s on
+ * average) gave at most 5.7 checks/s of a budget of 10, so checks queued and a task's gap between
+ * two checks grew past its Poll Interval (bench rows 11a/11b). The slots cover answers as slow as
+ * a check may take (STATUS_DEADLINE_MS, 30 s), at most MAX_CHECKS_IN_FLIGHT (100, Concurrency's
+ * own maximum): a gateway that stalls never holds more than 100 open checks of one run, and the
+ * rate it sees stays the budget. Never fewer slots than Concurrency (what they had before).
+ */
+export function lanesOf(concurrency: number, checksPerSecond: number): { submits: Lane; checks: Lane } {
+	const checkSlots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
+	return { submits: new Lane(concurrency), checks: new Lane(checkSlots) };
 }
 
 async function generateAll(
@@ -173,20 +194,26 @@ async function generateAll(
 	const node = ctx.getNode();
 	const place: LogPlace = { executionId: executionIdOf(ctx), node: node.name };
 	const continueOnFail = ctx.continueOnFail();
-	const lanes = lanesOf(getConcurrency(ctx));
+	const checksPerSecond = readStatusBudget(ctx);
+	const lanes = lanesOf(getConcurrency(ctx), checksPerSecond);
 	runtime.onLanes?.(lanes);
 	const itemOfTask = new Map<string, number>();
-	const statusBudget = new SendPace(clock, BUDGET_PACE, readStatusBudget(ctx));
+	const statusBudget = new SendPace(clock, BUDGET_PACE, checksPerSecond);
 	/** An absolute time on the clock as the epoch time the transport's `notAfter` takes. */
 	const notAfterOf = (clockTime: number) => Date.now() + Math.max(1, clockTime - clock.now());
+	/** A test's virtual clock moves only when the loop sleeps: its timers are never late. */
+	const virtualTime = runtime.virtualTime ?? clock !== realClock;
 	const poller = new TaskPoller({
 		clock,
 		signal: client.cancelSignal,
 		limit: async (check, priority) => await lanes.checks.run(check, priority),
-		settleBeforeSleep: runtime.virtualTime ?? clock !== realClock,
-		poll: async (taskId, remainingMs) => {
+		spacingMs: (1000 / checksPerSecond) * BUDGET_PACE.gapMargin,
+		// The lead makes up for timers that run late; a virtual clock's never do.
+		leadMs: virtualTime ? undefined : checkLeadMs,
+		settleBeforeSleep: virtualTime,
+		poll: async (taskId, remainingMs, sent) => {
 			const item = itemOfTask.get(taskId);
-			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget);
+			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget, sent);
 			const known = item === undefined ? undefined : tasks.get(item);
 			if ('task' in answer && known && item !== undefined) {
 				tasks.set(item, mergeRecords(known, answer.task));
@@ -241,7 +268,11 @@ async function generateAll(
 			const submittedAt = clock.now();
 			// The first frame is read and encoded now, and released with the body after the submit.
 			const body = await submitBody(ctx, itemIndex, submit);
-			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs).catch(async (error: unknown) => {
+			// A submit's Retry-After holds that submit in its slot, not the lane, and does not cut the
+			// pace (a bare 429 still does): holding every submit for 1-3 s and cutting the pace at each
+			// refusal of a gateway that refuses one submit in seven more than halved the submit rate
+			// (bench row 11e: 510 s for 1,000 videos).
+			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs, true).catch(async (error: unknown) => {
 				const refusedId = refusedTaskIdOf(error);
 				if (refusedId !== undefined) refused.push({ item: itemIndex, task_id: refusedId });
 				else if (mayHaveCreatedTask(error)) unconfirmed.push({ item: itemIndex, words: unconfirmedSubmitWords(error) });

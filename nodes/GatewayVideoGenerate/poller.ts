@@ -3,18 +3,20 @@
  * registered here, and one loop sends the checks of every task that is due, each in the status
  * lane (lanes.ts: checks never wait behind submits), earliest due first. A tick does not wait for
  * its checks: a task submitted while others are being checked is checked on its own interval, from
- * its own submit. The first check comes one interval after the submit (or at Max Wait, if sooner),
+ * its own submit, and never late: each check goes out a lead before its interval is over, checks
+ * due together are spread within the budget ahead of time, and the next one is planned from when
+ * the last one went out. The first check is due one interval after the submit (or at Max Wait, if sooner),
  * the last one at Max Wait, nothing sleeps after it, and a cancel stops the loop at once: no check
  * is sent after it. Max Wait is a hard limit that counts from the task's submit: every check is
  * told when the task's wait ends, and none is sent once it is over. Time comes from an injected
  * Clock, so tests run the loop without waiting.
  */
 import type { Clock } from '../shared/wire/timing';
-import { decideAfterPoll, firstCheckAt, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import { decideAfterPoll, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
 
-/** Tasks due within this time of the earliest one are polled in the same tick. */
+/** Tasks due within this time after the earliest one are polled in the same tick (early, never late). */
 const COALESCE_MS = 1000;
 
 /** Runs a check in the status lane; `priority` is when it was due (the earliest goes first). */
@@ -27,10 +29,25 @@ export interface PollerOptions {
 	/**
 	 * One status request, a single attempt: the loop itself decides about failures. `remainingMs`
 	 * is what is left of the task's wait (in the clock's time): the request must not outlast it.
+	 * `sent` is called when the request goes out, after its turn in the budget of checks per
+	 * second: the task's next check is planned one interval after that moment, so time spent
+	 * waiting for a turn never stretches the gap between two checks the gateway sees.
 	 */
-	poll(taskId: string, remainingMs: number): Promise<PollAnswer>;
+	poll(taskId: string, remainingMs: number, sent: () => void): Promise<PollAnswer>;
 	/** Runs a check within the status lane's slots. */
 	limit: CheckLane;
+	/**
+	 * The time between two checks in the budget of checks per second (default 0: none). Checks due
+	 * at the same moment are sent early enough, this far apart, that none goes out after it is due.
+	 */
+	spacingMs?: number;
+	/**
+	 * How long before its due time a task's check is sent, by its interval (default: not early),
+	 * so that timers running late on a busy machine (the loop's, and the budget's spacing sleeps)
+	 * do not make it late. Not for the check at Max Wait, which must come at the deadline to be
+	 * the last.
+	 */
+	leadMs?: (intervalMs: number) => number;
 	/**
 	 * A virtual clock (tests) moves only when the loop sleeps: the loop then lets the checks on
 	 * their way finish before it sleeps, so time does not run ahead of real answers. A real clock
@@ -149,7 +166,13 @@ export class TaskPoller {
 				await Promise.all([...this.inFlight]);
 				continue;
 			}
-			const wakeAt = nextWakeAt(idle.map((task) => task.dueAt), COALESCE_MS) as number;
+			const { leadMs = () => 0, spacingMs = 0 } = this.options;
+			// A check after a Retry-After goes no sooner than it says, whatever the lead and the spread.
+			const sendAt = latestSendTimes(
+				idle.map((task) => (task.dueAt >= task.state.deadline ? task.dueAt : task.dueAt - leadMs(task.state.intervalMs))),
+				spacingMs,
+			).map((at, index) => Math.max(at, idle[index].state.notBefore ?? at));
+			const wakeAt = nextWakeAt(sendAt) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {
 				try {
@@ -161,7 +184,9 @@ export class TaskPoller {
 				if (this.nudge.signal.aborted) continue;
 			}
 			const tickAt = clock.now();
-			for (const task of idle.filter((candidate) => candidate.dueAt <= tickAt && this.tasks.has(candidate))) this.check(task);
+			// In the order they must go out: the budget sends them one after another in this order.
+			const due = idle.map((task, index) => ({ task, at: sendAt[index] })).filter(({ task, at }) => isDueInTick(at, tickAt, COALESCE_MS) && this.tasks.has(task));
+			for (const { task } of due.sort((a, b) => a.at - b.at)) this.check(task);
 		}
 		// Checked and cleared in one synchronous step, so a task added later restarts the loop.
 		this.running = false;
@@ -184,13 +209,14 @@ export class TaskPoller {
 	private async pollOnce(task: Watched): Promise<void> {
 		if (this.halted || !this.tasks.has(task)) return;
 		const { clock } = this.options;
-		const sentAt = clock.now();
+		let sentAt = clock.now();
 		const remainingMs = waitEndOf(task.state) - sentAt;
 		// A check that waited for a slot past the task's wait end sends nothing more.
 		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt));
 		let answer: PollAnswer;
 		try {
-			answer = await this.options.poll(task.state.record.task_id, remainingMs);
+			// When it really went out (after its turn in the budget): the next check is planned from then.
+			answer = await this.options.poll(task.state.record.task_id, remainingMs, () => (sentAt = clock.now()));
 		} catch (error) {
 			answer = { error: error as Error, passing: false };
 		}

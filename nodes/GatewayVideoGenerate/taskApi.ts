@@ -108,13 +108,14 @@ function submitFailure(error: unknown): unknown {
  * Submits one task. A submit starts paid work, so the transport repeats it only when the gateway
  * certainly refused it (429, a refused connection); after a failure that leaves it open (5xx,
  * dropped connection, deadline, Stop) the task may exist, and the error says so instead of paying
- * twice. An answer without a task id quotes what the gateway sent.
+ * twice. An answer without a task id quotes what the gateway sent. `waitAlone`: a Retry-After
+ * holds only this submit, in its own slot (Generate's submit lane, whose pace a 429 still cuts).
  */
-export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number, notAfter?: number): Promise<SubmittedTask> {
+export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number, notAfter?: number, waitAlone = false): Promise<SubmittedTask> {
 	const what = 'Submitting the video task';
 	let answer: IDataObject;
 	try {
-		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, notAfter, limitName: notAfter === undefined ? undefined : MAX_WAIT_FIELD, retry: { idempotent: false }, what });
+		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, notAfter, limitName: notAfter === undefined ? undefined : MAX_WAIT_FIELD, retry: { idempotent: false }, retryAfterHoldsCallOnly: waitAlone, what });
 	} catch (error) {
 		throw submitFailure(error);
 	}
@@ -198,7 +199,8 @@ function statusFailure(error: unknown, taskId: string): unknown {
  * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
  * forever ends with Max Wait), and whether its failure is a passing one.
  */
-export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number, budget?: SendPace): Promise<PollAnswer> {
+/** `onSend`: called when the check goes out, after its turn in the budget (the wait loop plans the next check from then). */
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number, budget?: SendPace, onSend?: () => void): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
@@ -208,6 +210,7 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 			// a pace of their own: submits' 429s do not hold them back, nor theirs the submits.
 			pace: budget,
 			ownPaceOnly: true,
+			onSend,
 			retry: false,
 			deadlineMs: STATUS_DEADLINE_MS,
 			notAfter,

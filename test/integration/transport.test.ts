@@ -138,6 +138,23 @@ describe('retries', () => {
 		expect(requests[1].time - requests[0].time).toBeGreaterThanOrEqual(950);
 		expect(requests[1].time).toBeGreaterThanOrEqual(started);
 	});
+
+	it('a call that waits alone (retryAfterHoldsCallOnly) waits out its Retry-After by itself: the others go on, and the pace is not cut', async () => {
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:1']);
+		const gw = await client();
+		const first = gw.json({ path: '/v1/models', retry: fastRetry, retryAfterHoldsCallOnly: true });
+		await new Promise((resolve) => setTimeout(resolve, 100)); // the 429 has been answered
+		const started = Date.now();
+		await gw.json({ path: '/v1/models', retry: fastRetry, retryAfterHoldsCallOnly: true }); // another item, not held
+		const otherMs = Date.now() - started;
+		await first;
+		const requests = apiRequests('/v1/models');
+		expect(requests).toHaveLength(3);
+		expect(otherMs).toBeLessThan(500);
+		// the refused one itself waited its Retry-After
+		expect(requests[2].time - requests[0].time).toBeGreaterThanOrEqual(950);
+		expect(gw.pace.requestsPerSecond).toBe(Number.POSITIVE_INFINITY);
+	});
 });
 
 describe('the run scope and the words of a paid request', () => {

@@ -65,7 +65,8 @@ describe('status checks in a lane of their own', () => {
 
 	it('429s on one submit in seven and every second check (Retry-After 1 s and 3 s): the checks still get their turn', async () => {
 		const g = (gw = await startScriptedVideoGateway({
-			submitLatencyMs: 200,
+			// submits of 1 s: the submit phase (about 7 s) outlasts the first Poll Interval
+			submitLatencyMs: 1000,
 			doneAfterMs: 1000,
 			submit: (n, _body, self) => (n % 7 === 0 ? { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'rate limited' } } } : self.createTask()),
 			status: (taskId, n, self) => (n % 2 === 0 ? { status: 429, headers: { 'retry-after': '3' }, body: { error: { message: 'rate limited' } } } : self.taskState(taskId)),
@@ -89,6 +90,91 @@ describe('status checks in a lane of their own', () => {
 		}
 		expect(result.output.filter((item) => item.json.status === 'SUCCESS').length).toBeGreaterThan(40);
 	}, 60_000);
+});
+
+/** A status answer's latency in [low, high] ms, drawn from the check's number (the same every run). */
+const drawnMs = (n: number, low: number, high: number) => low + ((n * 7919) % (high - low + 1));
+
+/**
+ * The gaps the gateway saw for each task: from its submit's answer to its first check, and between
+ * its checks, up to the first one that found it done. Returns those longer than `limitMs`.
+ */
+function longGaps(g: ScriptedGateway, submitLatencyMs: number, limitMs: number): string[] {
+	const long: string[] = [];
+	for (const task of g.tasks.values()) {
+		let last = task.submittedAt + submitLatencyMs;
+		for (const check of g.checks(task.id)) {
+			if (check.at - last > limitMs) long.push(`${task.id}: ${check.at - last} ms`);
+			last = check.at;
+			if (check.at >= task.doneAt && check.status === 200) break;
+		}
+	}
+	return long;
+}
+
+describe('status checks spend their budget (issue 19)', () => {
+	it('60 videos, status answers taking 1–3 s, Concurrency 10, 10 checks/s, Poll Interval 5 s: no task waits longer than the Poll Interval between checks', async () => {
+		// Submits take 3 s, 10 at a time: 3.3 new tasks a second, each checked at 5 s (running) and
+		// 10 s (done) after its submit: about 6.7 checks/s, within the budget of 10/s. Ten checks in
+		// flight that take 2 s on average can send only 5 a second: the checks would queue.
+		const submitLatencyMs = 3000;
+		const g = (gw = await startScriptedVideoGateway({
+			submitLatencyMs,
+			doneAfterMs: submitLatencyMs + 7000,
+			status: (taskId, n, self) => ({ ...self.taskState(taskId), delayMs: drawnMs(n, 1000, 3000) }),
+		}));
+		let lanes: { checks: Lane } | undefined;
+		const result = await runVideoNode(
+			g,
+			{ options: { maxWaitSeconds: 30, pollIntervalSeconds: 5, statusChecksPerSecond: 10, concurrency: 10, downloadVideo: false } },
+			{ items: 60, clock: realClock, continueOnFail: true, runtime: { onLanes: (l) => (lanes = l) } },
+		);
+		expect(result.error).toBeUndefined();
+		expect(result.output.filter((item) => item.json.status !== 'SUCCESS')).toEqual([]);
+		// every gap within the Poll Interval, and a little for timers on a shared machine
+		expect(longGaps(g, submitLatencyMs, INTERVAL_MS + 750)).toEqual([]);
+		// the budget holds: no second of the run saw more than 10 checks (and one of slack for the boundary)
+		const perSecond = new Map<number, number>();
+		for (const check of g.checks()) perSecond.set(Math.floor(check.at / 1000), (perSecond.get(Math.floor(check.at / 1000)) ?? 0) + 1);
+		expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(11);
+		// more than Concurrency checks were waiting for their answer at once
+		expect(lanes?.checks.peak).toBeGreaterThan(10);
+	}, 90_000);
+});
+
+describe('a refused submit waits alone (issue 19)', () => {
+	it('70 videos, submits taking 1–3 s, one in seven answered 429 with Retry-After 1 s / 3 s, Concurrency 10: the submits take about as long as if each refused one waited in its own slot', async () => {
+		let refusals = 0;
+		const slotMs: number[] = [];
+		const g = (gw = await startScriptedVideoGateway({
+			doneAfterMs: 0,
+			submit: (n, _body, self) => {
+				if (n % 7 === 0) {
+					const retryAfter = refusals++ % 2 === 0 ? 1 : 3;
+					slotMs.push(retryAfter * 1000);
+					return { status: 429, headers: { 'retry-after': String(retryAfter) }, body: { error: { message: 'rate limited' } } };
+				}
+				const delayMs = drawnMs(n, 1000, 3000);
+				slotMs.push(delayMs);
+				return { ...self.createTask(), delayMs };
+			},
+		}));
+		const result = await runVideoNode(
+			g,
+			{ options: { maxWaitSeconds: 120, pollIntervalSeconds: 5, statusChecksPerSecond: 10, concurrency: 10, downloadVideo: false } },
+			{ items: 70, clock: realClock, continueOnFail: true },
+		);
+		expect(result.error).toBeUndefined();
+		expect(result.output.filter((item) => item.json.status !== 'SUCCESS')).toEqual([]);
+		expect(refusals).toBeGreaterThanOrEqual(10);
+		// Each submit held its slot for its answer, each refused one for its Retry-After: spread over
+		// 10 slots that is the submit phase at best (the slowest answer at the end added). Holding
+		// every submit for each Retry-After took about twice as long.
+		const submits = g.submits().map((r) => r.at);
+		const phaseMs = Math.max(...[...g.tasks.values()].map((task) => task.submittedAt)) + 3000 - Math.min(...submits);
+		const idealMs = slotMs.reduce((sum, ms) => sum + ms, 0) / 10 + 3000;
+		expect(phaseMs).toBeLessThanOrEqual(1.25 * idealMs);
+	}, 90_000);
 });
 
 describe('first frames are read when their submit goes out', () => {

@@ -1,4 +1,4 @@
-import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isPassingPollFailure, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -27,11 +27,25 @@ describe('poll failures', () => {
 });
 
 describe('nextWakeAt', () => {
-	it('wakes at the earliest due poll, or later to take close ones along, never before any is due', () => {
-		expect(nextWakeAt([], 1000)).toBeUndefined();
-		expect(nextWakeAt([5000], 1000)).toBe(5000);
-		expect(nextWakeAt([5000, 5300, 5900, 9000], 1000)).toBe(5900);
-		expect(nextWakeAt([9000, 5000], 1000)).toBe(5000);
+	it('wakes at the earliest time a check must go out, never later (the ones close after it go along early)', () => {
+		expect(nextWakeAt([])).toBeUndefined();
+		expect(nextWakeAt([5000])).toBe(5000);
+		expect(nextWakeAt([5000, 5300, 5900, 9000])).toBe(5000);
+		expect(nextWakeAt([9000, 5000])).toBe(5000);
+		expect(isDueInTick(5900, 5000, 1000)).toBe(true);
+		expect(isDueInTick(6001, 5000, 1000)).toBe(false);
+	});
+});
+
+describe('latestSendTimes', () => {
+	it('plans checks due together back from the last due time, one budget step apart, so none goes out after it is due', () => {
+		expect(latestSendTimes([5000, 5000, 5000], 100)).toEqual([5000, 4900, 4800]);
+		// spread out enough already: each at its due time
+		expect(latestSendTimes([9000, 5000, 7000], 100)).toEqual([9000, 5000, 7000]);
+		// a crowd before a lone one: only the crowd moves
+		expect(latestSendTimes([5000, 5050, 5100, 8000], 100)).toEqual([4900, 5000, 5100, 8000]);
+		// no budget: due times as they are
+		expect(latestSendTimes([5000, 5000], 0)).toEqual([5000, 5000]);
 	});
 });
 
@@ -41,6 +55,18 @@ describe('decideAfterPoll', () => {
 
 	it('plans the next poll one interval after this one while the task runs', () => {
 		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined } });
+	});
+
+	it('after a 429 with a Retry-After, plans the next check when it says: sooner than the interval, or later, never before it', () => {
+		const refused = (retryAfterMs: number) => ({ error: Object.assign(failure('rate_limit', 429), { retryAfterMs }), passing: true });
+		const soon = decideAfterPoll(state, refused(3000), 5000, 5010);
+		expect(soon).toMatchObject({ nextPollAt: 8010, state: { notBefore: 8010, failedPolls: 1 } });
+		expect(decideAfterPoll(state, refused(9000), 5000, 5010)).toMatchObject({ nextPollAt: 14_010, state: { notBefore: 14_010 } });
+		// never past Max Wait; an answer clears it
+		expect(decideAfterPoll(state, refused(60_000), 5000, 5010)).toMatchObject({ nextPollAt: 30_000 });
+		const after = decideAfterPoll((soon as { state: WatchState }).state, running, 8010);
+		expect(after).toMatchObject({ nextPollAt: 13_010 });
+		expect((after as { state: WatchState }).state.notBefore).toBeUndefined();
 	});
 
 	it('ends at once on a state that means the task is over without a video', () => {

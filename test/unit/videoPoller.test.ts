@@ -16,7 +16,7 @@ interface Poll {
 }
 
 /** A scripted gateway: each task answers its list of states in turn (the last one repeats). */
-function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | PollAnswer>>, options: { signal?: AbortSignal; limit?: number } = {}) {
+function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | PollAnswer>>, options: { signal?: AbortSignal; limit?: number; spacingMs?: number; turnMs?: number; leadMs?: (intervalMs: number) => number } = {}) {
 	const polls: Poll[] = [];
 	const remaining: number[] = [];
 	let inFlight = 0;
@@ -25,7 +25,12 @@ function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | 
 		clock,
 		signal: options.signal,
 		limit: createLimiter(options.limit ?? 10),
-		poll: async (taskId, remainingMs) => {
+		spacingMs: options.spacingMs,
+		leadMs: options.leadMs,
+		poll: async (taskId, remainingMs, sent) => {
+			// a wait for the check's turn in the budget, before it goes out
+			if (options.turnMs) clock.advance(options.turnMs);
+			sent();
 			polls.push({ taskId, at: clock.now() });
 			remaining.push(remainingMs);
 			inFlight++;
@@ -67,7 +72,7 @@ describe('TaskPoller', () => {
 		expect(clock.now()).toBe(15_000);
 	});
 
-	it('takes tasks submitted a moment apart into the same tick, never polling one before its interval', async () => {
+	it('takes tasks submitted a moment apart into the same tick, the later one a little early, never late: no task waits longer than its interval', async () => {
 		const clock = createFakeClock(0);
 		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'] });
 		const first = poller.watch(queued('a'), wait);
@@ -75,11 +80,36 @@ describe('TaskPoller', () => {
 		const second = poller.watch(queued('b'), wait);
 		await Promise.all([first, second]);
 		expect(polls).toEqual([
-			{ taskId: 'a', at: 5400 },
-			{ taskId: 'b', at: 5400 },
-			{ taskId: 'a', at: 10_400 },
-			{ taskId: 'b', at: 10_400 },
+			{ taskId: 'a', at: 5000 },
+			{ taskId: 'b', at: 5000 },
+			{ taskId: 'a', at: 10_000 },
+			{ taskId: 'b', at: 10_000 },
 		]);
+	});
+
+	it('sends checks due at the same moment early enough, one budget step apart, that none is late', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'], c: ['IN_PROGRESS', 'SUCCESS'] }, { spacingMs: 1500 });
+		await Promise.all(['a', 'b', 'c'].map(async (id) => await poller.watch(queued(id), wait)));
+		// due at 5000 all three: planned back from it, 1500 ms apart
+		expect(polls.slice(0, 3).map((p) => p.at)).toEqual([2000, 3500, 5000]);
+		expect(polls.every((p, i) => i < 3 || p.at - polls.find((q) => q.taskId === p.taskId)!.at <= 5000)).toBe(true);
+	});
+
+	it('plans the next check one interval after the last one went out, its wait for a turn in the budget not added to the gap', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'IN_PROGRESS', 'SUCCESS'] }, { turnMs: 700 });
+		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
+		// due at 5000, out at 5700 after its turn; the next due at 10700, out at 11400
+		expect(polls.map((p) => p.at)).toEqual([5700, 11_400, 17_100]);
+	});
+
+	it('sends each check a lead before its interval is over, but the check at Max Wait at Max Wait', async () => {
+		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS'] }, { leadMs: (intervalMs) => intervalMs / 10 });
+		const outcome = await poller.watch(queued('a'), { intervalMs: 5 * SECOND, maxWaitMs: 12 * SECOND });
+		expect(outcome.kind).toBe('timeout');
+		expect(polls.map((p) => p.at)).toEqual([4500, 9000, 12_000]);
 	});
 
 	it('keeps at most the concurrency bound of polls in flight', async () => {
