@@ -151,9 +151,12 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 	// every task back, and a task done by then would wait a whole interval more for each refusal:
 	// 157 of 1,000 videos were reported still running at Max Wait in bench row 11e).
 	const retryAfterMs = 'error' in answer ? (answer.error as { retryAfterMs?: number }).retryAfterMs : undefined;
-	if (retryAfterMs !== undefined && retryAfterMs > 0) {
-		const notBefore = answeredAt + retryAfterMs;
-		return { nextPollAt: Math.min(notBefore, state.deadline), state: { ...next, notBefore } };
+	const notBefore = retryAfterMs !== undefined && retryAfterMs > 0 ? answeredAt + retryAfterMs : undefined;
+	if (notBefore !== undefined) {
+		if (notBefore < state.deadline) return { nextPollAt: notBefore, state: { ...next, notBefore } };
+		// One that ends after Max Wait is not waited out (that would hold the run past Max Wait, even
+		// for ever): the last check goes out at Max Wait, as it always does.
+		return { nextPollAt: state.deadline, state: { ...next, notBefore: undefined } };
 	}
 	return { nextPollAt: Math.min(tickAt + state.intervalMs, state.deadline), state: { ...next, notBefore: undefined } };
 }

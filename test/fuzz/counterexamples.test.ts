@@ -125,6 +125,17 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 			video: { submitIds: ['..'] },
 		}),
 	},
+	{
+		name: 'Gateway Video Generate: a status check answered 429 with Retry-After 99999999 held the run past Max Wait (the next check waited for the Retry-After; CI seed 1826 after the status-lane work)',
+		scenario: scenario('videoGenerate', {
+			items: 2,
+			continueOnFail: true,
+			resume: true,
+			taskIdInput: 'task_1',
+			answers: [answer({ kind: 'rateLimit', status: 429, retryAfter: '99999999' })],
+			video: { pendingPolls: 1 },
+		}),
+	},
 ];
 
 const gateway = useFuzzGateway();

@@ -63,7 +63,10 @@ describe('decideAfterPoll', () => {
 		expect(soon).toMatchObject({ nextPollAt: 8010, state: { notBefore: 8010, failedPolls: 1 } });
 		expect(decideAfterPoll(state, refused(9000), 5000, 5010)).toMatchObject({ nextPollAt: 14_010, state: { notBefore: 14_010 } });
 		// never past Max Wait; an answer clears it
-		expect(decideAfterPoll(state, refused(60_000), 5000, 5010)).toMatchObject({ nextPollAt: 30_000 });
+		const beyond = decideAfterPoll(state, refused(60_000), 5000, 5010);
+		expect(beyond).toMatchObject({ nextPollAt: 30_000 });
+		// a Retry-After past Max Wait is not kept: the poller would hold the last check (and the run) until it
+		expect((beyond as { state: WatchState }).state.notBefore).toBeUndefined();
 		const after = decideAfterPoll((soon as { state: WatchState }).state, running, 8010);
 		expect(after).toMatchObject({ nextPollAt: 13_010 });
 		expect((after as { state: WatchState }).state.notBefore).toBeUndefined();
