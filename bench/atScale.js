@@ -19,6 +19,10 @@
 //   peak RSS of the n8n process while the node ran, against base + 2 × Concurrency × 10 MB, base
 //   being the same workflow with one item in its own n8n. A run that passes a cap (3 GiB) is
 //   stopped there: memory that grows with the items would otherwise take the shared machine down.
+//   Two knobs for finding out what grows: MGW_BENCH_NOOP=1 puts n8n's No-Op node in the measured
+//   node's place (what n8n itself holds for the same items; its run is too short for the row's
+//   window, look at the n8n process's peak instead), MGW_BENCH_NODE_OPTIONS adds Node options to
+//   n8n's (e.g. --max-old-space-size=512, to tell garbage from memory kept).
 'use strict';
 
 const crypto = require('node:crypto');
@@ -56,7 +60,7 @@ const fmtMib = (bytes) => (bytes === undefined ? '–' : `${(bytes / MIB).toFixe
 /** n8n's environment for a row whose run may take `cutoffMs`: execute-batch would stop it at 3 min. */
 const longRunEnv = (cutoffMs) => ({
 	N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
-	NODE_OPTIONS: `--require ${PRELOAD}`,
+	NODE_OPTIONS: `--require ${PRELOAD}${process.env.MGW_BENCH_NODE_OPTIONS ? ` ${process.env.MGW_BENCH_NODE_OPTIONS}` : ''}`,
 	MGW_BENCH_EXECUTION_TIMEOUT_MS: String(Math.round(cutoffMs)),
 });
 
@@ -283,6 +287,8 @@ function writeFrame(dir, bytes) {
 	return file;
 }
 
+const withNoOp = (workflow) => (process.env.MGW_BENCH_NOOP ? { ...workflow, nodes: workflow.nodes.map((node) => (node.name === W.MEASURED ? { id: node.id, name: node.name, type: 'n8n-nodes-base.noOp', typeVersion: 1, position: node.position, parameters: {} } : node)) } : workflow);
+
 async function measureFileMemory({ runtime, key, out, log, row, id, kind, count, previous }) {
 	const { concurrency, frameBytes, memoryCapBytes } = SCALE;
 	const framesDir = path.join(out, 'frames');
@@ -293,11 +299,15 @@ async function measureFileMemory({ runtime, key, out, log, row, id, kind, count,
 	const forgetBodies = setInterval(() => upstream.requests.splice(0), 500);
 	const gateway = kind === 'video' ? await startVideoGateway({ target: upstream.baseUrl, latency: SCALE.quick }) : undefined;
 	const baseUrl = gateway?.baseUrl ?? upstream.baseUrl;
-	const build = (items) => (credentialId) =>
+	const build = (items) => (credentialId) => withNoOp(
 		kind === 'video'
 			? W.framedVideoWorkflow(`mgwBenchMem${id}${items}`, { filePath, count: items, concurrency, credentialId, options: { pollIntervalSeconds: 5, maxWaitSeconds: 300 } })
-			: W.attachedChatWorkflow(`mgwBenchMem${id}${items}`, { filePath, count: items, concurrency, credentialId });
-	const env = { N8N_RESTRICT_FILE_ACCESS_TO: framesDir };
+			: W.attachedChatWorkflow(`mgwBenchMem${id}${items}`, { filePath, count: items, concurrency, credentialId }));
+	// The results hook (scripts/n8n/result-hook.js) would inline every item's file as Base64 into the
+	// run's record after the run, 1,000 × 13 MB for the items feeding the node alone: that, not n8n
+	// nor the node, is what passed 3 GiB (a No-Op in the node's place did too, with 200 items).
+	// Nothing here reads the files back, so they stay references.
+	const env = { N8N_RESTRICT_FILE_ACCESS_TO: framesDir, MGW_N8N_INLINE_BINARY_MAX_BYTES: '0' };
 	const measure = async (items) => {
 		let stoppedAt;
 		const onSample = ({ matched, pids }) => {

@@ -8,6 +8,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { attachmentType, formatSize } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
 import { readBinaryAtMost } from '../shared/files/binary';
+import { Base64Text } from '../shared/wire/jsonBody';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
@@ -35,8 +36,11 @@ export interface VideoFields {
 	seconds: string;
 	/** `<width>x<height>`. */
 	size: string;
-	/** A first frame: a link as given, or a Base64 data URL; undefined (not sent) when neither option is set. */
-	image?: string;
+	/**
+	 * A first frame: a link as given, or a Base64 data URL (a binary frame's bytes, written into the
+	 * request as Base64 only when it is sent); undefined (not sent) when neither option is set.
+	 */
+	image?: string | Base64Text;
 }
 
 /** The submit body (2.3): extra fields first, so the node's own fields win. */
@@ -90,7 +94,7 @@ function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string
  * The binary image as `data:<type from its bytes>;base64,…`, read when the item's submit goes out
  * (its type and size are checked then, still before this item's request).
  */
-async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<string> {
+async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<Base64Text> {
 	// No further than one byte past the limit: the size n8n recorded may lie.
 	const bytes = await readBinaryAtMost(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES);
 	const type = attachmentType(bytes);
@@ -99,7 +103,7 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" holds ${what}: the first frame must be a PNG, JPEG, GIF or WebP image`, 'The type is read from the file itself, not from its name.');
 	}
 	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES, true);
-	return `data:${type.mimeType};base64,${bytes.toString('base64')}`;
+	return new Base64Text(bytes, `data:${type.mimeType};base64,`);
 }
 
 /** A first frame: a link sent as given, or the binary field read when the submit goes out. */
@@ -129,7 +133,7 @@ export function planFirstFrame(ctx: IExecuteFunctions, itemIndex: number): First
 }
 
 /** The first frame as sent in `image`: the link, or the binary image as a data URL (read now). */
-export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number): Promise<string | undefined> {
+export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number): Promise<string | Base64Text | undefined> {
 	const frame = planFirstFrame(ctx, itemIndex);
 	if (frame === undefined || 'link' in frame) return frame?.link;
 	return await binaryImage(ctx, itemIndex, frame.binaryProperty);

@@ -24,12 +24,14 @@ import {
 	attachmentType,
 	base64Length,
 	checkRequestSize,
+	placeholders,
 	planAttachments,
 	readAttachmentNames,
 	readImageUrls,
 	withAttachments,
 } from '../../nodes/shared/files/attachments';
 import type { LoadedFile } from '../../nodes/shared/files/attachments';
+import { Base64Text, encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { Base64Decoder, decodeBase64, imageDataUrlProblem } from '../../nodes/shared/files/base64';
 import { imageDimensions } from '../../nodes/shared/files/imageSize';
@@ -56,13 +58,16 @@ const chatParameters = (options: IDataObject, extra: IDataObject = {}) => ({
 	...extra,
 });
 
+/** A body as the gateway receives it: files (Base64Text) written as their Base64 text. */
+const asSent = (value: unknown): unknown => JSON.parse(encodeJsonBody(value).toString()) as unknown;
+
 const loaded = (bytes: Buffer, kind: 'image' | 'pdf', mimeType: string, property = 'data', fileName = `${property}.bin`): LoadedFile => ({
 	property,
 	kind,
 	mimeType,
 	fileName,
 	size: bytes.length,
-	base64: bytes.toString('base64'),
+	bytes,
 });
 
 describe('image dimensions from the header', () => {
@@ -263,7 +268,7 @@ describe('content parts', () => {
 	const links = ['https://a.example/x.png'];
 
 	it('chat-completions: image_url parts with a data URL, PDFs as file parts, links as image_url parts', () => {
-		expect(attachmentParts('chat', files, links)).toEqual([
+		expect(asSent(attachmentParts('chat', files, links))).toEqual([
 			{ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } },
 			{ type: 'file', file: { filename: 'invoice.pdf', file_data: `data:application/pdf;base64,${pdf.toString('base64')}` } },
 			{ type: 'image_url', image_url: { url: 'https://a.example/x.png' } },
@@ -271,7 +276,7 @@ describe('content parts', () => {
 	});
 
 	it('native messages: image and document blocks with a base64 source, links as url sources', () => {
-		expect(attachmentParts('messages', files, links)).toEqual([
+		expect(asSent(attachmentParts('messages', files, links))).toEqual([
 			{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } },
 			{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') } },
 			{ type: 'image', source: { type: 'url', url: 'https://a.example/x.png' } },
@@ -312,7 +317,7 @@ describe('Gateway Chat body', () => {
 	it.each([false, true])('with files, links and a JSON schema (stream %s)', (stream) => {
 		const schema = { type: 'object', properties: { title: { type: 'string' } } };
 		const body = chatRequestBody(base({ stream, imageUrls: ['https://a.example/x.png'], json: { format: 'jsonSchema', schema } }), [loaded(png, 'image', 'image/png')]);
-		expect(body).toEqual({
+		expect(asSent(body)).toEqual({
 			model: 'chat-sonnet-5',
 			messages: [
 				{
@@ -366,7 +371,7 @@ describe('Gateway Messages body: JSON as a call of the respond tool', () => {
 
 	it.each([false, true])('forces the tool when nothing thinks, with a document block (stream %s)', (stream) => {
 		const body = messagesRequestBody(base({ stream, system: 'You read invoices.', json: { format: 'jsonSchema', schema } }), [loaded(pdf, 'pdf', 'application/pdf')]);
-		expect(body).toEqual({
+		expect(asSent(body)).toEqual({
 			model: 'chat-sonnet-5',
 			max_tokens: 2000,
 			messages: [
@@ -467,9 +472,9 @@ describe('checks before sending', () => {
 		const items = [binaryItem({ photo: { bytes: png }, doc: { bytes: pdfBytes() } })];
 		const { ctx } = contextFor(chatParameters({ binaryAttachments: 'photo,doc', urlAttachments: 'https://a.example/x.png' }), items);
 		const input = await prepareChatInput(ctx, 0);
-		const files = input.files!.map((file) => ({ ...file, base64: Buffer.from(items[0].binary![file.property].data, 'base64').toString('base64') }));
+		const files = input.files!.map((file) => ({ ...file, bytes: Buffer.from(items[0].binary![file.property].data, 'base64') }));
 		const real = Buffer.byteLength(JSON.stringify(chatRequestBody(input, files)));
-		const placeholder = chatRequestBody(input, input.files!.map((file) => ({ ...file, base64: '' })));
+		const placeholder = chatRequestBody(input, placeholders(input.files));
 		const estimate = Buffer.byteLength(JSON.stringify(placeholder)) + input.files!.reduce((sum, file) => sum + base64Length(file.size), 0);
 		expect(estimate).toBe(real);
 		expect(() => checkRequestSize(ctx, 0, placeholder, [{ ...input.files![0], size: 25 * MB }])).toThrow('a request may be at most 32.0 MB (item 0)');
@@ -586,7 +591,7 @@ describe('Gateway Video Generate first frame', () => {
 
 	it('turns a binary image into a data URL typed from its bytes', async () => {
 		const webp = sampleWebp();
-		await expect(frame({ imageBinaryProperty: 'data' }, [binaryItem({ data: { bytes: webp, mimeType: 'image/png' } })])).resolves.toBe(`data:image/webp;base64,${webp.toString('base64')}`);
+		await expect(frame({ imageBinaryProperty: 'data' }, [binaryItem({ data: { bytes: webp, mimeType: 'image/png' } })])).resolves.toEqual(new Base64Text(webp, 'data:image/webp;base64,'));
 	});
 
 	it('refuses both options, a missing field, a file that is not an image and one above 10 MB', async () => {

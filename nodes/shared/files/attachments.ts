@@ -18,6 +18,7 @@ import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { readBinaryAtMost, sniffFileType } from './binary';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
+import { Base64Text } from '../wire/jsonBody';
 
 export type ChatFormat = 'chat' | 'messages';
 
@@ -84,9 +85,12 @@ export interface FileAttachment {
 	height?: number;
 }
 
-/** A file ready to send: its bytes as Base64 (empty in the placeholder used to measure a request). */
+/**
+ * A file ready to send: its bytes, written into the request as Base64 only when it is sent (no
+ * bytes in the placeholder used to measure a request).
+ */
 export interface LoadedFile extends FileAttachment {
-	base64: string;
+	bytes: Buffer;
 }
 
 export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
@@ -339,7 +343,7 @@ export async function withPlannedAttachments<I extends AttachmentInput>(
 
 /** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
 export function placeholders(files: readonly FileAttachment[] | undefined): LoadedFile[] {
-	return (files ?? []).map((file) => ({ ...file, base64: '' }));
+	return (files ?? []).map((file) => ({ ...file, bytes: Buffer.alloc(0) }));
 }
 
 /** Checks the size of a request built with `placeholders`, adding the Base64 text of every file. */
@@ -366,7 +370,7 @@ export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number,
 		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) {
 			throw fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked`);
 		}
-		loaded.push({ ...file, base64: bytes.toString('base64') });
+		loaded.push({ ...file, bytes });
 	}
 	return loaded;
 }
@@ -377,8 +381,8 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 		return [
 			...files.map((file): IDataObject =>
 				file.kind === 'pdf'
-					? { type: 'file', file: { filename: file.fileName, file_data: `data:${file.mimeType};base64,${file.base64}` } }
-					: { type: 'image_url', image_url: { url: `data:${file.mimeType};base64,${file.base64}` } },
+					? { type: 'file', file: { filename: file.fileName, file_data: new Base64Text(file.bytes, `data:${file.mimeType};base64,`) } }
+					: { type: 'image_url', image_url: { url: new Base64Text(file.bytes, `data:${file.mimeType};base64,`) } },
 			),
 			...links.map((url): IDataObject => ({ type: 'image_url', image_url: { url } })),
 		];
@@ -386,7 +390,7 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 	return [
 		...files.map((file): IDataObject => ({
 			type: file.kind === 'pdf' ? 'document' : 'image',
-			source: { type: 'base64', media_type: file.mimeType, data: file.base64 },
+			source: { type: 'base64', media_type: file.mimeType, data: new Base64Text(file.bytes) },
 		})),
 		...links.map((url): IDataObject => ({ type: 'image', source: { type: 'url', url } })),
 	];

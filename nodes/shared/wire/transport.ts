@@ -47,6 +47,7 @@ import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
 import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
+import { encodeJsonBody } from './jsonBody';
 
 export { CREDENTIAL_TYPE };
 
@@ -583,7 +584,7 @@ export class GatewayClient {
 			timeout: attempt.deadlineMs,
 			abortSignal: attempt.signal,
 		};
-		if (call.body !== undefined && method !== 'GET') options.body = typeof call.body === 'string' ? call.body : JSON.stringify(call.body);
+		if (call.body !== undefined && method !== 'GET') options.body = typeof call.body === 'string' ? call.body : encodeJsonBody(call.body);
 		const response = (await this.ctx.helpers.httpRequest(options)) as RawResponse;
 		attempt.bind(response.body);
 		return response;
