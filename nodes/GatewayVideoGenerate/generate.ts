@@ -153,16 +153,6 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 	logger.warn(masker.mask(text), masker.maskDeep({ ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status }));
 }
 
-/**
- * A check goes out a little before its interval is over: the loop's timer and the budget's
- * spacing sleeps run late on a busy machine (up to 2 s for 1,000 videos on 2 loaded cores, bench
- * row 11b), and a task must still be checked within its Poll Interval. A tenth of the interval, at
- * most 2 s: 2 s at 30 s (about 7 % more checks, within the budget all the same), 0.5 s at 5 s.
- */
-export function checkLeadMs(intervalMs: number): number {
-	return Math.min(2000, intervalMs / 10);
-}
-
 /** The most status checks of one run waiting for their answer at once, whatever the budget. */
 export const MAX_CHECKS_IN_FLIGHT = 100;
 
@@ -208,8 +198,9 @@ async function generateAll(
 		signal: client.cancelSignal,
 		limit: async (check, priority) => await lanes.checks.run(check, priority),
 		spacingMs: (1000 / checksPerSecond) * BUDGET_PACE.gapMargin,
-		// The lead makes up for timers that run late; a virtual clock's never do.
-		leadMs: virtualTime ? undefined : checkLeadMs,
+		// No lead: a check goes out when its interval is over, so Poll Interval means what it says
+		// (a lead of a tenth, tried for timers running late on a loaded machine, compounded into a
+		// tenth more checks and an extra one before Max Wait).
 		settleBeforeSleep: virtualTime,
 		poll: async (taskId, remainingMs, sent) => {
 			const item = itemOfTask.get(taskId);
