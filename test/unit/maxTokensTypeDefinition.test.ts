@@ -44,6 +44,9 @@ describe('Max Tokens, as the node description gives it to n8n (and to its AI bui
 			expect(notice.default).toBe('');
 			expect(notice.displayOptions?.show).toBeUndefined();
 			expect(Object.keys(notice.displayOptions?.hide ?? {})).toEqual(['model']);
+			// n8n tests the regex without flags; it is a valid pattern with `u` too.
+			const [{ _cnd: condition }] = notice.displayOptions?.hide?.model as Array<{ _cnd: { regex: string } }>;
+			for (const flags of ['', 'u']) expect(() => new RegExp(condition.regex, flags)).not.toThrow();
 		}
 		expect(new Set(notices.map(([, notice]) => notice.name)).size).toBe(notices.length);
 		// No field name is declared twice at one level (a duplicate member in the type definition).

@@ -41,9 +41,12 @@ export function outputLimitNoticeName(model: LimitedChatModel): string {
 	return `outputLimit${model.id.replace(/(^|[^a-zA-Z0-9]+)([a-zA-Z0-9])/g, (_all, _sep: string, first: string) => first.toUpperCase())}`;
 }
 
-/** Matches every Model value except exactly this model's ID, spaces around it allowed (the run trims it). */
+/**
+ * Matches every Model value except exactly this model's ID, spaces around it allowed (the run trims
+ * it). n8n tests it without flags; `-` is left as it is (escaping it would be an error with `u`).
+ */
 function notThisModel(id: string): string {
-	const literal = id.replace(/[\\^$.*+?()[\]{}|-]/g, (character) => `\\${character}`);
+	const literal = id.replace(/[\\^$.*+?()[\]{}|]/g, (character) => `\\${character}`);
 	return `^(?!\\s*${literal}\\s*$)`;
 }
 
