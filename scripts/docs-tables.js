@@ -68,8 +68,8 @@ function notes(field) {
 
 /**
  * Copies of one field that only their hide rules tell apart (one parameter name, shown for the
- * same operations: Max Tokens with one hint per model) as one row: the first copy, with every
- * copy's hint. Copies shown for different operations (Video's Task ID) keep a row each.
+ * same operations) as one row: the first copy, with every copy's hint. Copies shown for different
+ * operations (Video's Task ID) keep a row each.
  */
 function merged(fields) {
 	const out = [];
@@ -90,9 +90,17 @@ function merged(fields) {
 function rows(description) {
 	const { properties } = description;
 	const out = [];
-	for (const field of merged(properties)) {
+	const fields = merged(properties);
+	for (const [index, field] of fields.entries()) {
 		if (field.type === 'notice' || field.type === 'hidden') continue;
 		const where = shownFor(field, properties);
+		// Notices right after a field (the picked model's output limit, under Model) join its notes.
+		const notices = [];
+		for (const next of fields.slice(index + 1)) {
+			if (next.type !== 'notice') break;
+			notices.push(sentence(next.displayName));
+		}
+		if (notices.length) field.hint = [sentence(field.hint), `Under it, a notice for the picked one: ${notices.join(' ')}`].filter(Boolean).join(' ');
 		if (field.type === 'collection') {
 			for (const child of merged(field.options).sort((a, b) => a.displayName.localeCompare(b.displayName))) {
 				out.push([`${plain(field.displayName)} → ${plain(child.displayName)}`, shownDefault(child), shownFor(child, properties) || where, notes(child)]);

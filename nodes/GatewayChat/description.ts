@@ -17,19 +17,20 @@ import {
 	streamField,
 	urlAttachmentsOption,
 } from '../shared/chat/chatDescriptions';
-import { extraBodyOption, modelField, optionsCollection } from '../shared/panel/descriptions';
+import { extraBodyOption, modelField, optionsCollection, outputLimitNotices } from '../shared/panel/descriptions';
 import { alphabetical } from '../shared/panel/optionOrder';
 
 export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
 
 export const chatProperties: INodeProperties[] = [
 	modelField('chat-sonnet-5', 'searchChatModels'),
+	...outputLimitNotices(),
 	messagesField(
 		CHAT_ROLES,
 		'The conversation so far, sent as `messages`. The model answers the last message.',
 		'e.g. Summarise this text in three bullet points: ...',
 	),
-	...maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
+	maxTokensField('The longest answer the model may write, in tokens (`max_tokens`)'),
 	streamField,
 	alphabetical(
 		optionsCollection([

@@ -5,7 +5,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { chatTimeoutOption, effortOption } from '../shared/chat/chatDescriptions';
-import { followingModelLimit, modelField } from '../shared/panel/descriptions';
+import { MAX_TOKENS_HINT } from '../shared/panel/models';
+import { modelField, outputLimitNotices } from '../shared/panel/descriptions';
 
 export const DEFAULT_MODEL = 'chat-sonnet-5';
 
@@ -13,6 +14,7 @@ export const chatModelProperties: INodeProperties[] = [
 	modelField(DEFAULT_MODEL, 'searchChatModels', {
 		description: 'The chat model that answers the AI node: pick one the gateway offers (chat models only), or enter any model ID',
 	}),
+	...outputLimitNotices(),
 	{
 		displayName: 'Options',
 		name: 'options',
@@ -21,17 +23,15 @@ export const chatModelProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			effortOption('reasoning_effort'),
-			...followingModelLimit(
-				{
-					displayName: 'Max Tokens',
-					name: 'maxTokens',
-					type: 'number',
-					typeOptions: { minValue: 1, numberPrecision: 0 },
-					default: 4096,
-					description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
-				},
-				'/model',
-			),
+			{
+				displayName: 'Max Tokens',
+				name: 'maxTokens',
+				type: 'number',
+				typeOptions: { minValue: 1, numberPrecision: 0 },
+				default: 4096,
+				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
+				hint: MAX_TOKENS_HINT,
+			},
 			{
 				displayName: 'Temperature',
 				name: 'temperature',

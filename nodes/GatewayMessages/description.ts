@@ -17,7 +17,7 @@ import {
 	streamField,
 	urlAttachmentsOption,
 } from '../shared/chat/chatDescriptions';
-import { extraBodyOption, modelField, optionsCollection } from '../shared/panel/descriptions';
+import { extraBodyOption, modelField, optionsCollection, outputLimitNotices } from '../shared/panel/descriptions';
 import { alphabetical } from '../shared/panel/optionOrder';
 
 export const MESSAGES_ROLES = ['user', 'assistant'] as const;
@@ -26,12 +26,13 @@ export const MIN_THINKING_BUDGET = 1024;
 
 export const messagesProperties: INodeProperties[] = [
 	modelField('chat-sonnet-5', 'searchChatModels'),
+	...outputLimitNotices(),
 	messagesField(
 		MESSAGES_ROLES,
 		'The conversation so far, sent as `messages`. Instructions go in the System Prompt option.',
 		'e.g. Plan the next step of this task: ...',
 	),
-	...maxTokensField('The longest answer the model may write, thinking included, in tokens (`max_tokens`, required by this format)'),
+	maxTokensField('The longest answer the model may write, thinking included, in tokens (`max_tokens`, required by this format)'),
 	streamField,
 	alphabetical(optionsCollection([
 		binaryAttachmentsOption(

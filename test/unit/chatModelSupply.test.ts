@@ -89,7 +89,7 @@ describe('the node', () => {
 		expect(modelField).toMatchObject({ type: 'resourceLocator', default: { mode: 'list', value: 'chat-sonnet-5' } });
 		expect(modelField?.modes?.[0].typeOptions?.searchListMethod).toBe('searchChatModels');
 		const options = description.properties.find((p) => p.name === 'options')?.options as Array<{ name: string; options?: Array<{ value: string }> }>;
-		expect([...new Set(options.map((o) => o.name))].sort()).toEqual(['effort', 'maxTokens', 'temperature', 'timeoutSeconds']);
+		expect(options.map((o) => o.name).sort()).toEqual(['effort', 'maxTokens', 'temperature', 'timeoutSeconds']);
 		expect(options.find((o) => o.name === 'effort')?.options?.map((o) => o.value)).toEqual(['low', 'medium', 'high', 'xhigh', 'max']);
 	});
 });

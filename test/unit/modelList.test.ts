@@ -3,9 +3,11 @@
  * (the description is not shown there), so the purpose from the catalogue is part of the name,
  * while the value stays the bare id the gateway takes.
  */
+import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { GatewayChatModel } from '../../nodes/GatewayChatModel/GatewayChatModel.node';
+import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { maxTokensField } from '../../nodes/shared/chat/chatDescriptions';
-import { MODEL_CATALOGUE } from '../../nodes/shared/panel/models';
+import { MAX_TOKENS_HINT, MODEL_CATALOGUE } from '../../nodes/shared/panel/models';
 import { modelListEntries } from '../../nodes/shared/panel/modelSearch';
 
 const chatModelOptions = () => new GatewayChatModel().description.properties.find((p) => p.name === 'options');
@@ -31,21 +33,21 @@ describe('the model list', () => {
 	});
 });
 
-describe('the Max Tokens hints (Gateway Chat, Gateway Messages, Gateway Chat Model)', () => {
-	// One copy of the field per catalogue chat model with a limit, and one general: which one the
-	// editor shows is tested in nodeDescriptions.test.ts, with n8n's own display rules.
-	const hints = [
-		maxTokensField('x').map((field) => field.hint),
-		(chatModelOptions()?.options as Array<{ name: string; hint?: string }>).filter((o) => o.name === 'maxTokens').map((o) => o.hint),
-	];
+describe("the Max Tokens hint and the output-limit notices (Gateway Chat, Gateway Messages, Gateway Chat Model)", () => {
+	// Which notice the editor shows is tested in nodeDescriptions.test.ts, with n8n's own display rules.
+	const nodes = [new GatewayChat(), new GatewayMessages(), new GatewayChatModel()];
+	const notices = nodes.map((node) => node.description.properties.filter((p) => p.type === 'notice').map((p) => p.displayName));
 
-	it('are made from the catalogue: one per chat model with an output limit, and the general one', () => {
+	it('are made from the catalogue: one notice per chat model with an output limit, in the words of the run', () => {
 		const limited = MODEL_CATALOGUE.filter((m) => m.kind === 'chat' && m.maxOutputTokens);
-		expect(hints[0]).toHaveLength(limited.length + 1);
-		for (const model of limited) expect(hints[0]).toContain(`${model.id} writes at most ${model.maxOutputTokens} tokens per answer`);
+		expect(notices[0]).toEqual(limited.map((model) => `${model.id} writes at most ${model.maxOutputTokens} tokens per answer`));
 	});
 
 	it('are the same in every node', () => {
-		expect(hints[0]).toEqual(hints[1]);
+		expect(notices[1]).toEqual(notices[0]);
+		expect(notices[2]).toEqual(notices[0]);
+		const chatModelMaxTokens = (chatModelOptions()?.options as Array<{ name: string; hint?: string }>).find((o) => o.name === 'maxTokens');
+		expect(maxTokensField('x').hint).toBe(MAX_TOKENS_HINT);
+		expect(chatModelMaxTokens?.hint).toBe(MAX_TOKENS_HINT);
 	});
 });

@@ -14,7 +14,7 @@ import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayIm
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
-import { GENERAL_OUTPUT_LIMIT_HINT, MODEL_CATALOGUE } from '../../nodes/shared/panel/models';
+import { limitedChatModels, MAX_TOKENS_HINT, MODEL_CATALOGUE } from '../../nodes/shared/panel/models';
 import { defaultDir, TESTED_VERSIONS } from '../../scripts/n8n/runtime';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -120,7 +120,7 @@ const DISPLAY_RULES: Array<[string, typeof NodeHelpers]> = [
 		: []),
 ];
 
-describe.each(DISPLAY_RULES)('the Max Tokens hint follows the picked model (%s)', (_rules, helpers) => {
+describe.each(DISPLAY_RULES)("the picked model's output limit is a notice under Model (%s)", (_rules, helpers) => {
 	// Where each node keeps Max Tokens: at the top, or in the Options collection (the Chat Model).
 	const HOMES: Array<[string, string]> = [
 		['GatewayChat', ''],
@@ -128,48 +128,55 @@ describe.each(DISPLAY_RULES)('the Max Tokens hint follows the picked model (%s)'
 		['GatewayChatModel', 'options'],
 	];
 	const chatModels = MODEL_CATALOGUE.filter((model) => model.kind === 'chat');
-	const limited = chatModels.filter((model) => model.maxOutputTokens !== undefined);
+	const limited = limitedChatModels();
 	const allLimits = [...new Set(limited.map((model) => String(model.maxOutputTokens)))];
 
 	/**
-	 * The Max Tokens fields the editor shows for this Model value, decided by n8n-workflow's own
+	 * The fields the editor shows for this Model value, decided by n8n-workflow's own
 	 * displayParameterPath, called as the editor's parameter list calls it: the node's parameters
 	 * under `parameters`, and the path of the level the field is on.
 	 */
-	function shownMaxTokens(name: string, home: string, model: unknown): INodeProperties[] {
+	function shown(name: string, home: string, model: unknown): { notices: INodeProperties[]; maxTokens: INodeProperties[] } {
 		const type = NODES[name];
 		const parameters: INodeParameters = { model: model as INodeParameters['model'], maxTokens: 4096, options: { maxTokens: 4096 } };
-		const fields = home ? ((type.description.properties.find((p) => p.name === home)?.options ?? []) as INodeProperties[]) : type.description.properties;
 		const node = { id: 'n1', name: 'Node', type: `n8n-nodes-model-gateway.${type.description.name}`, typeVersion: 1, position: [0, 0] as [number, number], parameters };
-		const at = home ? `parameters.${home}` : 'parameters';
-		return fields.filter((field) => field.name === 'maxTokens' && helpers.displayParameterPath({ parameters }, field, at, node, type.description));
+		const displayed = (fields: INodeProperties[], at: string) => fields.filter((field) => helpers.displayParameterPath({ parameters }, field, at, node, type.description));
+		const top = type.description.properties;
+		const maxTokensLevel = home ? ((top.find((p) => p.name === home)?.options ?? []) as INodeProperties[]) : top;
+		return {
+			notices: displayed(top.filter((field) => field.type === 'notice'), 'parameters'),
+			maxTokens: displayed(maxTokensLevel.filter((field) => field.name === 'maxTokens'), home ? `parameters.${home}` : 'parameters'),
+		};
 	}
 
 	describe.each(HOMES)('%s', (name, home) => {
-		it.each(limited.map((model) => [model.id, model.maxOutputTokens] as const))('names the limit of %s (%d) when it is picked, from the list or by ID', (id, limit) => {
-			for (const mode of ['list', 'id']) {
-				const shown = shownMaxTokens(name, home, { __rl: true, mode, value: id });
-				expect(shown).toHaveLength(1);
-				expect(shown[0].hint).toContain(id);
-				expect(shown[0].hint).toContain(String(limit));
-				for (const other of limited.filter((model) => model.id !== id)) expect(shown[0].hint).not.toContain(other.id);
+		it.each(limited.map((model) => [model.id, model.maxOutputTokens] as const))('shows the one notice naming the limit of %s (%d), picked from the list, by ID, or typed with spaces', (id, limit) => {
+			for (const [mode, value] of [['list', id], ['id', id], ['id', ` ${id} `], ['id', `\t${id}\n`]]) {
+				const { notices, maxTokens } = shown(name, home, { __rl: true, mode, value });
+				expect(notices).toHaveLength(1);
+				expect(notices[0].displayName).toBe(`${id} writes at most ${limit} tokens per answer`);
+				expect(maxTokens).toHaveLength(1);
+				expect(maxTokens[0].hint).toBe(MAX_TOKENS_HINT);
 			}
 		});
 
 		it.each([
 			['a catalogue model without a known limit', chatModels.find((model) => model.maxOutputTokens === undefined)?.id],
 			['a model ID typed by hand', 'my-own-model'],
+			['a known ID inside a longer one', 'chat-haiku-4-5-preview'],
+			['a known ID with other words', 'chat-haiku-4-5 chat-sonnet-5'],
 			['an expression', '={{ $json.model }}'],
 			['an expression naming a known model', "={{ 'chat-haiku-4-5' }}"],
 			['no model yet', ''],
-		])('shows the general hint for %s', (_what, value) => {
-			const shown = shownMaxTokens(name, home, { __rl: true, mode: 'id', value });
-			expect(shown).toHaveLength(1);
-			expect(shown[0].hint).toBe(GENERAL_OUTPUT_LIMIT_HINT);
-			for (const limit of allLimits) expect(shown[0].hint).not.toContain(limit);
+		])('shows no limit notice for %s, and Max Tokens with its general hint', (_what, value) => {
+			const { notices, maxTokens } = shown(name, home, { __rl: true, mode: 'id', value });
+			expect(notices).toEqual([]);
+			expect(maxTokens).toHaveLength(1);
+			expect(maxTokens[0].hint).toBe(MAX_TOKENS_HINT);
+			for (const limit of allLimits) expect(maxTokens[0].hint).not.toContain(limit);
 		});
 
-		it('keeps a Max Tokens value whichever model is picked (n8n keeps the value of the one shown field)', () => {
+		it('keeps a Max Tokens value whichever model is picked, and saves nothing for the notices', () => {
 			const type = NODES[name];
 			for (const value of [...limited.map((model) => model.id), 'my-own-model', '={{ $json.model }}']) {
 				const given = home ? { model: byId(value), options: { maxTokens: 1000 } } : { model: byId(value), maxTokens: 1000 };
@@ -177,6 +184,7 @@ describe.each(DISPLAY_RULES)('the Max Tokens hint follows the picked model (%s)'
 				for (const returnDefaults of [false, true]) {
 					const kept = helpers.getNodeParameters(type.description.properties, given, returnDefaults, false, null, type.description) ?? {};
 					expect(home ? (kept[home] as INodeParameters).maxTokens : kept.maxTokens).toBe(1000);
+					if (!returnDefaults) expect(Object.keys(kept).filter((key) => key.startsWith('outputLimit'))).toEqual([]);
 				}
 			}
 		});

@@ -5,7 +5,7 @@
  */
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { followingModelLimit } from '../panel/descriptions';
+import { MAX_TOKENS_HINT } from '../panel/models';
 
 export const DEFAULT_MAX_TOKENS = 4096;
 /** Long enough for a long answer; a relay that only sends keep-alives is given up on after it. */
@@ -59,17 +59,17 @@ export function messagesField(roles: readonly string[], description: string, pla
 	};
 }
 
-/** Max Tokens, as copies whose hint follows the picked model (followingModelLimit). */
-export function maxTokensField(description: string): INodeProperties[] {
-	const field: INodeProperties = {
+/** Max Tokens: one field, whatever the model; the picked model's limit is a notice under Model (outputLimitNotices). */
+export function maxTokensField(description: string): INodeProperties {
+	return {
 		displayName: 'Max Tokens',
 		name: 'maxTokens',
 		type: 'number',
 		typeOptions: { minValue: 1, numberPrecision: 0 },
 		default: DEFAULT_MAX_TOKENS,
 		description,
+		hint: MAX_TOKENS_HINT,
 	};
-	return followingModelLimit(field, 'model');
 }
 
 export const streamField: INodeProperties = {

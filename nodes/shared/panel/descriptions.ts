@@ -5,7 +5,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from '../items/itemRunner';
-import { GENERAL_OUTPUT_LIMIT_HINT, limitedChatModels, outputLimitHint } from './models';
+import { limitedChatModels, outputLimitHint } from './models';
+import type { LimitedChatModel } from './models';
 
 type SearchMethod = 'searchImageModels' | 'searchVideoModels' | 'searchChatModels';
 
@@ -35,25 +36,38 @@ export function modelField(defaultModel: string, searchListMethod: SearchMethod,
 	};
 }
 
+/** The name of the notice that shows this model's output limit (notices hold no value). */
+export function outputLimitNoticeName(model: LimitedChatModel): string {
+	return `outputLimit${model.id.replace(/(^|[^a-zA-Z0-9]+)([a-zA-Z0-9])/g, (_all, _sep: string, first: string) => first.toUpperCase())}`;
+}
+
 /**
- * A Max Tokens field whose hint names the picked model's output limit, as copies of the field with
- * one name: n8n keeps one parameter value and shows the copy whose displayOptions match (its
- * NodeHelpers.displayParameter, which reads a model picker's value inside `{ __rl, value }`, in
- * n8n 1.x and 2.x alike). One copy per catalogue chat model with a limit, hidden unless Model is
- * exactly that model; one with the general hint, hidden while Model is one of them. An expression
- * is none of them (the editor leaves it unresolved inside a model picker), so it gets the general
- * hint. `modelPath` is `model` at the top level, `/model` from inside a collection.
+ * Matches every Model value except exactly this model's ID, spaces around it allowed (the run trims
+ * it). n8n tests it without flags; `-` is left as it is (escaping it would be an error with `u`).
  */
-export function followingModelLimit(field: INodeProperties, modelPath: 'model' | '/model'): INodeProperties[] {
-	const limited = limitedChatModels();
-	const hiding = (hide: NonNullable<INodeProperties['displayOptions']>['hide']): INodeProperties['displayOptions'] => ({
-		...field.displayOptions,
-		hide: { ...field.displayOptions?.hide, ...hide },
-	});
-	return [
-		{ ...field, hint: GENERAL_OUTPUT_LIMIT_HINT, displayOptions: hiding({ [modelPath]: limited.map((model) => model.id) }) },
-		...limited.map((model) => ({ ...field, hint: outputLimitHint(model), displayOptions: hiding({ [modelPath]: [{ _cnd: { not: model.id } }] }) })),
-	];
+function notThisModel(id: string): string {
+	const literal = id.replace(/[\\^$.*+?()[\]{}|]/g, (character) => `\\${character}`);
+	return `^(?!\\s*${literal}\\s*$)`;
+}
+
+/**
+ * The output limit of the picked model, as one notice per catalogue chat model with a limit, each
+ * shown only while Model is exactly that model (a picked or typed ID, spaces around it allowed):
+ * its text is the sentence the run's check says. Written as `hide` with a regex `_cnd` (n8n-workflow
+ * 1.120.x and 2.x), not as `show`: n8n shows a field whose `show` rule reads an expression, and
+ * an expression is none of the models (the editor leaves it unresolved inside a model picker), so
+ * it gets no notice. Notices hold no value; Max Tokens itself stays one field with no display rules
+ * (what n8n 2.x's AI builders read, from the first field of each name). For the top level of a
+ * node, after Model: a notice inside a collection would become an option to add.
+ */
+export function outputLimitNotices(): INodeProperties[] {
+	return limitedChatModels().map((model) => ({
+		displayName: outputLimitHint(model),
+		name: outputLimitNoticeName(model),
+		type: 'notice',
+		default: '',
+		displayOptions: { hide: { model: [{ _cnd: { regex: notThisModel(model.id) } }] } },
+	}));
 }
 
 export const concurrencyOption: INodeProperties = {

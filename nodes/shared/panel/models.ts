@@ -56,18 +56,17 @@ export function limitedChatModels(): LimitedChatModel[] {
 	return MODEL_CATALOGUE.filter((model): model is LimitedChatModel => model.kind === 'chat' && model.maxOutputTokens !== undefined);
 }
 
-/** The Max Tokens hint while this model is picked (the run's check says the same words). */
+/** The notice under Model while this model is picked (the run's check says the same words). */
 export function outputLimitHint(model: LimitedChatModel): string {
 	return `${model.id} writes at most ${model.maxOutputTokens} tokens per answer`;
 }
 
 /**
- * The Max Tokens hint for any other Model value: a model the catalogue gives no limit, an ID typed
- * by hand, or an expression (the editor does not resolve one inside a model picker). The run still
- * checks a known model's limit once the expression has its value.
+ * The Max Tokens hint, whatever the model: the limit of a picked model the catalogue knows is a
+ * notice under Model (outputLimitNotices); the run checks it, also for a model an expression names.
  */
-export const GENERAL_OUTPUT_LIMIT_HINT =
-	'No output limit is known here for this model, or it is set by an expression: Max Tokens is sent as given, and checked against the limit of a model the node knows when the node runs';
+export const MAX_TOKENS_HINT =
+	"Where the node knows the picked model's output limit, a notice under Model shows it; Max Tokens above it is refused when the node runs, also for a model set by an expression";
 
 export function catalogueOf(kind: ModelKind): CatalogueModel[] {
 	return MODEL_CATALOGUE.filter((model) => model.kind === kind);
