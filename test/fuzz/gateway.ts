@@ -107,6 +107,8 @@ export interface LoggedRequest {
 	settledAt?: number;
 	/** How long the gateway paused while answering, by plan (head delay, keep-alives, drips, stall). */
 	pausedMs: number;
+	/** A secret was quoted into a video task's status (which then names no state the node knows). */
+	statusQuoted?: boolean;
 }
 
 export interface RunState {
@@ -282,6 +284,8 @@ export class FuzzGateway {
 		const quoteOf = (slots: string[]) => {
 			const leak = answer.leak;
 			const chosen = leak ? slots[leak.slot % slots.length] : undefined;
+			// A quote in a task's status makes it a status the node does not know: no clean answer.
+			if (leak && chosen === 'status') logged.statusQuoted = true;
 			return (slot: string) => (leak && slot === chosen ? ` ${'detail '.repeat(leak.pad ?? 0)}${leakValue(state.secrets, leak)} ` : '');
 		};
 		let reply: Reply;
