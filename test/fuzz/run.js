@@ -31,4 +31,10 @@ const jest = require.resolve('jest/bin/jest');
 const started = Date.now();
 const result = spawnSync(process.execPath, [jest, '--selectProjects', 'fuzz', '--forceExit', path.join(__dirname, 'property.test.ts')], { env, stdio: 'inherit' });
 process.stdout.write(`fuzz: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+// A survey keeps going past violations, so jest passes: the survey's own count decides.
+if (env.FUZZ_SURVEY && result.status === 0) {
+	const { survey = [], late = [] } = JSON.parse(require('node:fs').readFileSync(env.FUZZ_SURVEY, 'utf8'));
+	process.stdout.write(`fuzz: survey found ${survey.length} run(s) that broke a promise and ${late.length} late request(s): ${env.FUZZ_SURVEY}\n`);
+	process.exit(survey.length + late.length > 0 ? 1 : 0);
+}
 process.exit(result.status ?? 1);
