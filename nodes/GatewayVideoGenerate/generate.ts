@@ -202,9 +202,9 @@ async function generateAll(
 		// (a lead of a tenth, tried for timers running late on a loaded machine, compounded into a
 		// tenth more checks and an extra one before Max Wait).
 		settleBeforeSleep: virtualTime,
-		poll: async (taskId, remainingMs, sent) => {
+		poll: async (taskId, remainingMs, sent, urgency) => {
 			const item = itemOfTask.get(taskId);
-			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget, sent);
+			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget, sent, urgency);
 			const known = item === undefined ? undefined : tasks.get(item);
 			if ('task' in answer && known && item !== undefined) {
 				tasks.set(item, mergeRecords(known, answer.task));

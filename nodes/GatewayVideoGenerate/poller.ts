@@ -1,7 +1,8 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
  * registered here, and one loop sends the checks of every task that is due, each in the status
- * lane (lanes.ts: checks never wait behind submits), earliest due first. A tick does not wait for
+ * lane (lanes.ts: checks never wait behind submits), the most urgent first (checkUrgency: the
+ * last checks before Max Wait, then the others in the order they came due). A tick does not wait for
  * its checks: a task submitted while others are being checked is checked on its own interval, from
  * its own submit, and never late: each check goes out a lead before its interval is over, checks
  * due together are spread within the budget ahead of time, and the next one is planned from when
@@ -12,14 +13,14 @@
  * Clock, so tests run the loop without waiting.
  */
 import type { Clock } from '../shared/wire/timing';
-import { decideAfterPoll, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import { checkUrgency, decideAfterPoll, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
 
 /** Tasks due within this time after the earliest one are polled in the same tick (early, never late). */
 const COALESCE_MS = 1000;
 
-/** Runs a check in the status lane; `priority` is when it was due (the earliest goes first). */
+/** Runs a check in the status lane; `priority` is its urgency (checkUrgency: the lowest goes first). */
 export type CheckLane = <T>(task: () => Promise<T>, priority: number) => Promise<T>;
 
 export interface PollerOptions {
@@ -31,9 +32,10 @@ export interface PollerOptions {
 	 * is what is left of the task's wait (in the clock's time): the request must not outlast it.
 	 * `sent` is called when the request goes out, after its turn in the budget of checks per
 	 * second: the task's next check is planned one interval after that moment, so time spent
-	 * waiting for a turn never stretches the gap between two checks the gateway sees.
+	 * waiting for a turn never stretches the gap between two checks the gateway sees. `urgency`:
+	 * the check's place in the budget's queue (checkUrgency), the same as in the status lane's.
 	 */
-	poll(taskId: string, remainingMs: number, sent: () => void): Promise<PollAnswer>;
+	poll(taskId: string, remainingMs: number, sent: () => void, urgency: number): Promise<PollAnswer>;
 	/** Runs a check within the status lane's slots. */
 	limit: CheckLane;
 	/**
@@ -195,8 +197,9 @@ export class TaskPoller {
 	/** Sends one check of `task` in the status lane, without holding up the loop. */
 	private check(task: Watched): void {
 		task.checking = true;
+		const urgency = checkUrgency(task.state, task.dueAt);
 		const sent = this.options
-			.limit(async () => await this.pollOnce(task), task.dueAt)
+			.limit(async () => await this.pollOnce(task, urgency), urgency)
 			.catch(() => undefined)
 			.finally(() => {
 				task.checking = false;
@@ -206,7 +209,7 @@ export class TaskPoller {
 		this.inFlight.add(sent);
 	}
 
-	private async pollOnce(task: Watched): Promise<void> {
+	private async pollOnce(task: Watched, urgency: number): Promise<void> {
 		if (this.halted || !this.tasks.has(task)) return;
 		const { clock } = this.options;
 		let sentAt = clock.now();
@@ -216,7 +219,7 @@ export class TaskPoller {
 		let answer: PollAnswer;
 		try {
 			// When it really went out (after its turn in the budget): the next check is planned from then.
-			answer = await this.options.poll(task.state.record.task_id, remainingMs, () => (sentAt = clock.now()));
+			answer = await this.options.poll(task.state.record.task_id, remainingMs, () => (sentAt = clock.now()), urgency);
 		} catch (error) {
 			answer = { error: error as Error, passing: false };
 		}

@@ -199,8 +199,19 @@ function statusFailure(error: unknown, taskId: string): unknown {
  * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
  * forever ends with Max Wait), and whether its failure is a passing one.
  */
-/** `onSend`: called when the check goes out, after its turn in the budget (the wait loop plans the next check from then). */
-export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number, budget?: SendPace, onSend?: () => void): Promise<PollAnswer> {
+/**
+ * `onSend`: called when the check goes out, after its turn in the budget (the wait loop plans the
+ * next check from then); `urgency`: its place in the budget's queue (pace.ts).
+ */
+export async function pollStatus(
+	client: GatewayClient,
+	taskId: string,
+	itemIndex: number,
+	notAfter: number,
+	budget?: SendPace,
+	onSend?: () => void,
+	urgency?: number,
+): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
@@ -209,6 +220,7 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 			// Many tasks' checks are spread out, within the run's budget of status checks per second,
 			// a pace of their own: submits' 429s do not hold them back, nor theirs the submits.
 			pace: budget,
+			paceUrgency: urgency,
 			ownPaceOnly: true,
 			onSend,
 			retry: false,

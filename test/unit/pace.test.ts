@@ -248,3 +248,36 @@ describe('SendPace, a hold or a cut that comes while a request waits for its slo
 		expect(clock.now()).toBeLessThanOrEqual(10_000);
 	});
 });
+
+describe('SendPace, urgency (issue 19, bench row 11e: a task\'s last check before routine ones)', () => {
+	it('a more urgent request goes before the ones waiting; equal ones keep the order they came in', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock, DEFAULT_PACE, 1);
+		await pace.wait();
+		const order: string[] = [];
+		const waiting = [
+			pace.wait(undefined, undefined, Number.POSITIVE_INFINITY).then(() => order.push('routine 1')),
+			pace.wait(undefined, undefined, Number.POSITIVE_INFINITY).then(() => order.push('routine 2')),
+			pace.wait(undefined, undefined, 50_000).then(() => order.push('last, deadline 50 s')),
+			pace.wait(undefined, undefined, 20_000).then(() => order.push('last, deadline 20 s')),
+			pace.wait(undefined, undefined, Number.POSITIVE_INFINITY).then(() => order.push('routine 3')),
+		];
+		await Promise.all(waiting);
+		expect(order).toEqual(['last, deadline 20 s', 'last, deadline 50 s', 'routine 1', 'routine 2', 'routine 3']);
+		// still one slot a second
+		expect(clock.now()).toBe(5000);
+	});
+
+	it('a request pushed past its deadline by more urgent ones that came after it fails then (PastDeadline), not when its slot would have come', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock, DEFAULT_PACE, 1);
+		await pace.wait();
+		// Its slot is 1 s away, within its 2.5 s; then three more urgent requests come.
+		const routine = pace.wait(undefined, 2500, Number.POSITIVE_INFINITY).catch((reason: unknown) => reason);
+		const urgent = [1, 2, 3].map(() => pace.wait(undefined, undefined, 10_000));
+		expect(await routine).toMatchObject({ reason: 'turn' });
+		expect(clock.now()).toBeLessThanOrEqual(2500);
+		await Promise.all(urgent);
+		expect(clock.now()).toBe(3000);
+	});
+});

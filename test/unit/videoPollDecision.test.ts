@@ -1,4 +1,4 @@
-import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { DEADLINE_GRACE_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -150,5 +150,18 @@ describe('the end of the wait', () => {
 	it('a terminal answer at the wait end still counts: the task is done', () => {
 		const done = decideAfterPoll(state, { task: { task_id: 't', status: 'CANCELLED', fail_reason: 'expired in queue' } }, 30_000, waitEndOf(state));
 		expect(done).toEqual({ outcome: { kind: 'failure', record: { task_id: 't', status: 'CANCELLED', fail_reason: 'expired in queue' } } });
+	});
+});
+
+describe('checkUrgency: the last checks before routine ones (issue 19, bench row 11e)', () => {
+	const state = { deadline: 120_000 };
+	it('a check at Max Wait (or within the grace before it) is urgent by its deadline', () => {
+		expect(checkUrgency(state, 120_000)).toBe(120_000);
+		expect(checkUrgency(state, 120_000 - DEADLINE_GRACE_MS)).toBe(120_000);
+	});
+	it('any other check is routine: after every last check, whatever its due time', () => {
+		expect(checkUrgency(state, 30_000)).toBe(Number.POSITIVE_INFINITY);
+		expect(checkUrgency(state, 118_000)).toBe(Number.POSITIVE_INFINITY);
+		expect(checkUrgency({ deadline: 500_000 }, 500_000)).toBeLessThan(checkUrgency(state, 30_000));
 	});
 });

@@ -9,7 +9,7 @@
  * cuts it again. A Retry-After holds every request until then. Concurrency stays the upper bound:
  * the pace only ever slows requests down.
  */
-import { BackoffGate, CancelledError, PastDeadline, realClock, untilAborted } from './timing';
+import { BackoffGate, CancelledError, PastDeadline, realClock } from './timing';
 import type { Clock } from './timing';
 
 export interface PaceTuning {
@@ -36,6 +36,20 @@ export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5,
  */
 export const BUDGET_PACE: PaceTuning = { ...DEFAULT_PACE, gapMargin: 1.1 };
 
+interface PaceWaiter {
+	urgency: number;
+	arrival: number;
+	notAfter?: number;
+	/** Gives the slot (no error) or refuses it. */
+	settle(error?: Error): void;
+}
+
+/** The most urgent first (Infinity: the least), equal ones in the order they came. */
+function byUrgency(a: PaceWaiter, b: PaceWaiter): number {
+	if (a.urgency !== b.urgency) return a.urgency < b.urgency ? -1 : 1;
+	return a.arrival - b.arrival;
+}
+
 /** Sends within the window that make a burst worth measuring when none got through yet. */
 const BURST = 4;
 
@@ -45,12 +59,15 @@ export class SendPace {
 	/** When the last paced request went out. */
 	private lastRelease = Number.NEGATIVE_INFINITY;
 	/**
-	 * Waiting requests, one after another: each one's gap is computed when its turn comes, with the
-	 * pace as it is then, so a cut slows down the requests already waiting too.
+	 * Requests waiting for their slot, the most urgent first (equal urgency: in the order they
+	 * came). One pump gives the slots out: each slot's time is computed when it comes, with the
+	 * pace and the hold as they are then, so a cut slows down the requests already waiting too.
 	 */
-	private turn: Promise<void> = Promise.resolve();
-	/** Requests queued for their slot. */
-	private waiting = 0;
+	private readonly queue: PaceWaiter[] = [];
+	private arrivals = 0;
+	private pumping = false;
+	/** Ends the pump's sleep once nobody waits any more (every waiter gave up). */
+	private pumpSleep?: AbortController;
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
@@ -87,21 +104,21 @@ export class SendPace {
 	/**
 	 * Waits for the shared hold, then for this request's slot in the pace. `notAfter` is the
 	 * request's deadline: a hold or a slot that would come after it is not waited for at all
-	 * (PastDeadline, at once), and a waiter whose `signal` aborts leaves the queue at once without
-	 * taking a slot.
+	 * (PastDeadline, at once, or as soon as more urgent requests push it past), and a waiter whose
+	 * `signal` aborts leaves the queue at once without taking a slot. `urgency`: its place in the
+	 * queue (lower goes first; default 0, all equal: first come, first served). A budget of status
+	 * checks serves the last check of a task about to reach Max Wait before routine ones.
 	 */
-	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
+	async wait(signal?: AbortSignal, notAfter?: number, urgency = 0): Promise<void> {
 		await this.gate.wait(signal, notAfter);
 		this.firstSend ??= this.clock.now();
 		if (Number.isFinite(this.perSecond)) {
 			const now = this.clock.now();
-			// The earliest this request's slot can come, if every request before it takes its own.
-			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * this.waiting;
+			// The earliest this request's slot can come, if every request ahead of it takes its own.
+			const ahead = this.queue.filter((waiter) => waiter.urgency <= urgency).length;
+			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * ahead;
 			if (notAfter !== undefined && expected > notAfter) throw new PastDeadline('turn', expected - now, notAfter - now);
-			this.waiting++;
-			const mine = this.turn.then(async () => await this.spaceOut(signal, notAfter)).finally(() => this.waiting--);
-			this.turn = mine.catch(() => undefined);
-			await untilAborted(mine, signal);
+			await this.slot(signal, notAfter, urgency);
 		}
 		const sent = this.clock.now();
 		this.sends.push(sent);
@@ -112,21 +129,74 @@ export class SendPace {
 		return (1000 / this.perSecond) * this.tuning.gapMargin;
 	}
 
-	private async spaceOut(signal?: AbortSignal, notAfter?: number): Promise<void> {
-		// Until the slot comes with no hold on: a Retry-After or a cut that came while this request
-		// slept towards its slot holds it too (it would only meet another 429).
-		for (;;) {
-			// A waiter that gave up takes no slot from the ones behind it.
-			if (signal?.aborted) throw new CancelledError();
-			await this.gate.wait(signal, notAfter);
-			const due = this.lastRelease + this.gap();
-			const now = this.clock.now();
-			if (due <= now) break;
-			// The pace was cut while this request waited: its slot now comes too late.
-			if (notAfter !== undefined && due > notAfter) throw new PastDeadline('turn', due - now, notAfter - now);
-			await this.clock.sleep(due - now, signal);
+	/** Queues for a slot and waits until the pump gives it (or refuses it, or the signal aborts). */
+	private async slot(signal: AbortSignal | undefined, notAfter: number | undefined, urgency: number): Promise<void> {
+		if (signal?.aborted) throw new CancelledError();
+		await new Promise<void>((resolve, reject) => {
+			const onAbort = () => {
+				this.leave(waiter);
+				reject(new CancelledError());
+			};
+			const waiter: PaceWaiter = {
+				urgency,
+				arrival: this.arrivals++,
+				notAfter,
+				settle: (error) => {
+					signal?.removeEventListener('abort', onAbort);
+					if (error) reject(error);
+					else resolve();
+				},
+			};
+			signal?.addEventListener('abort', onAbort, { once: true });
+			this.queue.push(waiter);
+			void this.pump();
+		});
+	}
+
+	private leave(waiter: PaceWaiter): void {
+		const index = this.queue.indexOf(waiter);
+		if (index >= 0) this.queue.splice(index, 1);
+		// Nobody left to give a slot to: the pump stops sleeping towards one.
+		if (this.queue.length === 0) this.pumpSleep?.abort();
+	}
+
+	/** Gives the slots out, one gap apart, the most urgent waiter first, until nobody waits. */
+	private async pump(): Promise<void> {
+		if (this.pumping) return;
+		this.pumping = true;
+		try {
+			while (this.queue.length > 0) {
+				const now = this.clock.now();
+				// A Retry-After or a cut that came while requests waited holds them too (they would only meet another 429).
+				const held = this.gate.heldUntil > now;
+				const due = Math.max(this.lastRelease + this.gap(), this.gate.heldUntil, now);
+				this.queue.sort(byUrgency);
+				// Each waiter's slot if those ahead take theirs: one that now comes too late is refused at once.
+				let position = 0;
+				for (const waiter of [...this.queue]) {
+					const slotAt = due + this.gap() * position;
+					if (waiter.notAfter !== undefined && slotAt > waiter.notAfter) {
+						this.leave(waiter);
+						waiter.settle(new PastDeadline(held && position === 0 ? 'hold' : 'turn', slotAt - now, waiter.notAfter - now));
+					} else position++;
+				}
+				if (this.queue.length === 0) break;
+				if (due > now) {
+					this.pumpSleep = new AbortController();
+					try {
+						await this.clock.sleep(due - now, this.pumpSleep.signal);
+					} catch {
+						// every waiter left
+					}
+					continue;
+				}
+				const next = this.queue.shift() as PaceWaiter;
+				this.lastRelease = now;
+				next.settle();
+			}
+		} finally {
+			this.pumping = false;
 		}
-		this.lastRelease = this.clock.now();
 	}
 
 	/** An answer that was not a 429: the pace climbs back a little. */

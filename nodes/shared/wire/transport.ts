@@ -93,6 +93,8 @@ export interface GatewayCall {
 	what?: string;
 	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
 	pace?: SendPace;
+	/** This call's place in `pace`'s queue: the time by which it must go out to be of use (lower first; default: in the order they came). */
+	paceUrgency?: number;
 	/**
 	 * Keep only `pace`, outside the execution's: its 429s neither slow nor hold the execution's other
 	 * requests, nor are slowed by theirs (video status checks, which the wait loop itself sends again
@@ -451,7 +453,7 @@ export class GatewayClient {
 		const signal = AbortSignal.any([this.waitsEnd, deadline]);
 		let waitError: unknown;
 		try {
-			await call.pace?.wait(signal, limit.notAfter);
+			await call.pace?.wait(signal, limit.notAfter, call.paceUrgency);
 			await this.sharedPace(call)?.wait(signal, limit.notAfter);
 		} catch (error) {
 			waitError = error;
