@@ -215,6 +215,8 @@ async function measureSlowVideos({ runtime, key, out, log, row, id, count, refus
 	}
 	const items = run.node?.items ?? [];
 	const stillRunning = items.filter((item) => /still running/i.test(String(item.json?.error ?? item.json?.message ?? '')));
+	// The gateway's log of every task, for a look at what a row's figures are made of.
+	fs.writeFileSync(path.join(out, `${id}-gateway-log.json`), JSON.stringify({ stillRunning: stillRunning.map((item) => item.json?.task_id), tasks: [...gateway.tasks.values()] }));
 	const otherFailures = items.filter((item) => item.json?.error !== undefined).length - stillRunning.length;
 	const succeeded = items.filter((item) => item.json?.status === 'SUCCESS').length;
 	const makespanMs = run.node?.executionTimeMs;

@@ -148,7 +148,9 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 	if (outcome.kind !== 'timeout' && outcome.kind !== 'unreachable') return;
 	const logger = (ctx as Partial<IExecuteFunctions>).logger;
 	if (typeof logger?.warn !== 'function') return;
-	const why = outcome.kind === 'timeout' ? `is still running after ${Math.round(outcome.waitedMs / 1000)} s (Max Wait)` : 'could not be checked';
+	const waited = outcome.kind === 'timeout' ? Math.round(outcome.waitedMs / 1000) : 0;
+	const why =
+		outcome.kind !== 'timeout' ? 'could not be checked' : outcome.lastCheckError ? `was not seen done within Max Wait (${waited} s; its last check failed)` : `is still running after ${waited} s (Max Wait)`;
 	const text = `Model Gateway: video task ${shortTaskId(outcome.record.task_id)} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
 	logger.warn(masker.mask(text), masker.maskDeep({ ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status }));
 }

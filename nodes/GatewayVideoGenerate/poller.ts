@@ -1,13 +1,12 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
  * registered here, and one loop sends the checks of every task that is due, each in the status
- * lane (lanes.ts: checks never wait behind submits), the most urgent first (checkUrgency: the
- * last checks before Max Wait, then the others in the order they came due). A tick does not wait for
- * its checks: a task submitted while others are being checked is checked on its own interval, from
- * its own submit, and never late: each check goes out a lead before its interval is over, checks
- * due together are spread within the budget ahead of time, and the next one is planned from when
- * the last one went out. The first check is due one interval after the submit (or at Max Wait, if sooner),
- * the last one at Max Wait, nothing sleeps after it, and a cancel stops the loop at once: no check
+ * lane (lanes.ts: checks never wait behind submits), the most urgent first (checkUrgency: the task
+ * nearest to its Max Wait first). A tick does not wait for its checks: a task submitted while
+ * others are being checked is checked on its own interval, from its own submit, and not late while
+ * the budget allows: checks due together are spread within the budget ahead of time, and the next
+ * one is planned from when the last one went out. The first check is due one interval after the
+ * submit (or at Max Wait, if sooner), the last one at Max Wait, nothing sleeps after it, and a cancel stops the loop at once: no check
  * is sent after it. Max Wait is a hard limit that counts from the task's submit: every check is
  * told when the task's wait ends, and none is sent once it is over. Time comes from an injected
  * Clock, so tests run the loop without waiting.
@@ -197,7 +196,7 @@ export class TaskPoller {
 	/** Sends one check of `task` in the status lane, without holding up the loop. */
 	private check(task: Watched): void {
 		task.checking = true;
-		const urgency = checkUrgency(task.state, task.dueAt);
+		const urgency = checkUrgency(task.state);
 		const sent = this.options
 			.limit(async () => await this.pollOnce(task, urgency), urgency)
 			.catch(() => undefined)
@@ -215,7 +214,7 @@ export class TaskPoller {
 		let sentAt = clock.now();
 		const remainingMs = waitEndOf(task.state) - sentAt;
 		// A check that waited for a slot past the task's wait end sends nothing more.
-		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt));
+		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, new Error('it found no turn in the status checks before the wait ended')));
 		let answer: PollAnswer;
 		try {
 			// When it really went out (after its turn in the budget): the next check is planned from then.

@@ -273,6 +273,13 @@ export function notFinishedError(record: TaskRecord, itemIndex: number): Gateway
 	});
 }
 
+/** What went wrong with a task's last check, without repeating "Checking video task … failed". */
+function lastCheckWords(error: Error, shortId: string): string {
+	const headline = error instanceof GatewayError ? error.headline : error.message;
+	const own = `Checking video task ${shortId} failed: `;
+	return headline.startsWith(own) ? headline.slice(own.length) : headline;
+}
+
 /** The error of every outcome of the wait but success. */
 export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>, itemIndex: number): GatewayError {
 	const { record } = outcome;
@@ -284,7 +291,9 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 		case 'timeout':
 			return new GatewayError({
 				kind: 'timeout',
-				headline: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
+				headline: outcome.lastCheckError
+					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): its last check failed (${lastCheckWords(outcome.lastCheckError, id)}); last status ${statusWithProgress(record)}, so the node stopped waiting`
+					: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
 				hint: `${fetchLater(record.task_id)} Or raise Max Wait (Seconds) in the options (it counts from the task's submit).`,
 				fields,
 				itemIndex,

@@ -197,8 +197,11 @@ describe('Max Wait is a hard limit', () => {
 		const result = await run({ prompt: 'x [hostile:drip-status]', options: { pollIntervalSeconds: 5, maxWaitSeconds: 5 } }, { clock: realClock });
 		const elapsed = Date.now() - started;
 		const [taskId] = createdTasks();
-		// the time really waited since the submit: the check at 5 s dripped until the wait end, 6.5 s (shown as 7)
-		expect(result.error?.message).toBe(`Video task ${taskId} is still running after 7 s (last status QUEUED, progress 0%), so the node stopped waiting`);
+		// the time really waited since the submit: the check at 5 s dripped until the wait end, 6.5 s (shown as 7);
+		// the task was not seen running at Max Wait, only not seen done: the message says the last check failed, and how
+		expect(result.error?.message).toBe(
+			`Video task ${taskId} was not seen done within Max Wait (7 s): its last check failed (no complete answer within the 1.5 s left of Max Wait (Seconds)); last status QUEUED, progress 0%, so the node stopped waiting`,
+		);
 		expect(itemFields(result.error)).toMatchObject({ kind: 'timeout', task_id: taskId, status: 'QUEUED' });
 		// Max Wait 5 s, a poll at 5 s that drips: it is cut at the wait end (5 s + 1.5 s)
 		expect(elapsed).toBeGreaterThanOrEqual(5000);

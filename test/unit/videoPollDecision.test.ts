@@ -1,4 +1,4 @@
-import { DEADLINE_GRACE_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -98,6 +98,13 @@ describe('decideAfterPoll', () => {
 		expect(decideAfterPoll(state, running, 29_300)).toMatchObject({ outcome: { kind: 'timeout' } });
 	});
 
+	it('a last check that failed (a 429 at Max Wait) ends the wait saying so: the task was not seen running, only not seen done', () => {
+		const refused = failure('rate_limit');
+		expect(decideAfterPoll(state, { error: refused, passing: true }, 30_000)).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: 30_000, lastCheckError: refused } });
+		// a check answered at Max Wait carries no such error
+		expect(decideAfterPoll(state, running, 30_000)).not.toHaveProperty('outcome.lastCheckError');
+	});
+
 	it('says how long the task waited since its submit, not when the last check was sent', () => {
 		// the last check went out at 30 s and was answered at 33 s: 33 s of waiting
 		expect(decideAfterPoll(state, running, 30_000, 33_000)).toMatchObject({ outcome: { kind: 'timeout', waitedMs: 33_000 } });
@@ -141,7 +148,7 @@ describe('the end of the wait', () => {
 	it('ends the wait when an answer (or a failed poll) came only at the wait end, even when the next poll would fit', () => {
 		// a poll sent at 10 s that dripped until the wait end: no further poll, a timeout quoting the last status
 		const dripped = decideAfterPoll(state, { error: failure('timeout'), passing: true }, 10_000, waitEndOf(state));
-		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: waitEndOf(state) } });
+		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: waitEndOf(state), lastCheckError: expect.any(GatewayError) } });
 		expect(decideAfterPoll(state, running, 10_000, waitEndOf(state))).toMatchObject({ outcome: { kind: 'timeout', record: running.task } });
 		// an answer a little late, within the wait, plans the next poll as usual
 		expect(decideAfterPoll(state, running, 10_000, 29_000)).toMatchObject({ nextPollAt: 15_000 });
@@ -153,15 +160,9 @@ describe('the end of the wait', () => {
 	});
 });
 
-describe('checkUrgency: the last checks before routine ones (issue 19, bench row 11e)', () => {
-	const state = { deadline: 120_000 };
-	it('a check at Max Wait (or within the grace before it) is urgent by its deadline', () => {
-		expect(checkUrgency(state, 120_000)).toBe(120_000);
-		expect(checkUrgency(state, 120_000 - DEADLINE_GRACE_MS)).toBe(120_000);
-	});
-	it('any other check is routine: after every last check, whatever its due time', () => {
-		expect(checkUrgency(state, 30_000)).toBe(Number.POSITIVE_INFINITY);
-		expect(checkUrgency(state, 118_000)).toBe(Number.POSITIVE_INFINITY);
-		expect(checkUrgency({ deadline: 500_000 }, 500_000)).toBeLessThan(checkUrgency(state, 30_000));
+describe('checkUrgency: the task nearest to its Max Wait first (issue 19, bench row 11e)', () => {
+	it('orders checks by their task\'s deadline, whatever their own due time', () => {
+		expect(checkUrgency({ deadline: 120_000 })).toBeLessThan(checkUrgency({ deadline: 150_000 }));
+		expect(checkUrgency({ deadline: 120_000 })).toBe(120_000);
 	});
 });

@@ -164,7 +164,12 @@ describe('TaskPoller', () => {
 		});
 		const outcome = await poller.watch(queued('a'), { intervalMs: 5000, maxWaitMs: 60_000 });
 		// waited from the submit until the wait end, where the last check gave up
-		expect(outcome).toEqual({ kind: 'timeout', record: { task_id: 'a', status: 'IN_PROGRESS', progress: '10%' }, waitedMs: waitEndOf({ deadline: 60_000 }) });
+		expect(outcome).toEqual({
+			kind: 'timeout',
+			record: { task_id: 'a', status: 'IN_PROGRESS', progress: '10%' },
+			waitedMs: waitEndOf({ deadline: 60_000 }),
+			lastCheckError: expect.objectContaining({ headline: 'no complete answer' }),
+		});
 		expect(polls).toEqual([5000, 10_000]);
 		expect(clock.now()).toBe(waitEndOf({ deadline: 60_000 }));
 	});

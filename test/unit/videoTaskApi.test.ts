@@ -96,6 +96,17 @@ describe('the outcomes of the wait', () => {
 		expect(error.fields).toEqual(record);
 	});
 
+	it('a timeout whose last check failed says so and quotes the failure, instead of calling the task still running', () => {
+		const refused = new GatewayError({ kind: 'rate_limit', headline: 'Checking video task task_abc failed: the gateway refused the request (HTTP 429)', status: 429 });
+		const error = outcomeError({ kind: 'timeout', record, waitedMs: 120_000, lastCheckError: refused }, 0);
+		expect(error.kind).toBe('timeout');
+		expect(error.message).toBe(
+			'Video task task_abc was not seen done within Max Wait (120 s): its last check failed (the gateway refused the request (HTTP 429)); last status IN_PROGRESS, progress 60%, so the node stopped waiting',
+		);
+		expect(error.message).not.toMatch(/still running/);
+		expect(error.hint).toContain('Get Status or Download operation and task ID task_abc');
+	});
+
 	it('a task that could not be checked keeps the poll\'s own failure (kind, status, gateway words) and names the task', () => {
 		const poll = new GatewayError({ kind: 'server', headline: 'Checking video task task_abc failed: the gateway reported a failure', status: 503, gatewayMessage: 'busy', fields: { task_id: 'task_abc' } });
 		const once = outcomeError({ kind: 'unreachable', record, error: poll, failedPolls: 1 }, 0);
