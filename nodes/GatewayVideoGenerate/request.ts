@@ -7,7 +7,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { attachmentType, formatSize } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
-import { readBinaryAtMost } from '../shared/files/binary';
+import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, streamableId } from '../shared/files/binary';
 import { Base64Text } from '../shared/wire/jsonBody';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
@@ -91,19 +91,41 @@ function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string
 }
 
 /**
- * The binary image as `data:<type from its bytes>;base64,…`, read when the item's submit goes out
- * (its type and size are checked then, still before this item's request).
+ * The binary image as `data:<type from its bytes>;base64,…`, checked when the item's submit goes
+ * out (its type and size, still before this item's request). A frame n8n keeps outside the item
+ * (filesystem, database, S3 mode) and whose size it recorded is only typed from its first bytes
+ * here, and streamed into the request as it is sent, checked again as it is read; one in the item
+ * is read whole.
  */
 async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<Base64Text> {
+	const binary = ctx.getInputData()[itemIndex]?.binary?.[property];
+	const id = streamableId(ctx, binary);
+	const size = id !== undefined && binary ? await recordedSize(ctx, binary) : undefined;
+	if (id !== undefined && size !== undefined) {
+		if (size > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, size);
+		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, FRAME_HEAD_BYTES));
+		const changed = (problem: string) => fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" changed after it was checked: it ${problem}`, 'Run the workflow again; the file must not change while the node runs.');
+		const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === type.mimeType ? undefined : `no longer starts as ${type.mimeType}`);
+		return new Base64Text(binaryFileSource(ctx, id, size, changed, checkHead), `data:${type.mimeType};base64,`);
+	}
 	// No further than one byte past the limit: the size n8n recorded may lie.
 	const bytes = await readBinaryAtMost(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES);
+	const type = frameType(ctx, itemIndex, property, bytes);
+	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES, true);
+	return new Base64Text(bytes, `data:${type.mimeType};base64,`);
+}
+
+/** Enough of a frame's start for its type. */
+const FRAME_HEAD_BYTES = 64;
+
+/** The frame's image type from its first bytes, or the item's error. */
+function frameType(ctx: IExecuteFunctions, itemIndex: number, property: string, bytes: Buffer): { mimeType: string } {
 	const type = attachmentType(bytes);
 	if (type?.kind !== 'image') {
 		const what = type ? type.mimeType : bytes.length === 0 ? 'an empty file' : 'no image';
 		throw fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" holds ${what}: the first frame must be a PNG, JPEG, GIF or WebP image`, 'The type is read from the file itself, not from its name.');
 	}
-	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES, true);
-	return new Base64Text(bytes, `data:${type.mimeType};base64,`);
+	return type;
 }
 
 /** A first frame: a link sent as given, or the binary field read when the submit goes out. */

@@ -87,3 +87,13 @@ export function useScriptedServer(): { serve: (answer: (request: ScriptedRequest
 		},
 	};
 }
+
+/**
+ * What a quick gateway answers a video submit or a chat request (by the request's path): a new
+ * task, or a short chat completion. For loopback servers that measure what requests carry.
+ */
+export function acceptedAnswer(url: string | undefined, taskId: string): object {
+	return url?.includes('video')
+		? { task_id: taskId, status: 'SUBMITTED' }
+		: { id: 'c', object: 'chat.completion', model: 'chat-sonnet-5', choices: [{ index: 0, message: { role: 'assistant', content: 'A red square' }, finish_reason: 'stop' }] };
+}

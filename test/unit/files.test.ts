@@ -67,7 +67,7 @@ const loaded = (bytes: Buffer, kind: 'image' | 'pdf', mimeType: string, property
 	mimeType,
 	fileName,
 	size: bytes.length,
-	bytes,
+	data: bytes,
 });
 
 describe('image dimensions from the header', () => {
@@ -472,7 +472,7 @@ describe('checks before sending', () => {
 		const items = [binaryItem({ photo: { bytes: png }, doc: { bytes: pdfBytes() } })];
 		const { ctx } = contextFor(chatParameters({ binaryAttachments: 'photo,doc', urlAttachments: 'https://a.example/x.png' }), items);
 		const input = await prepareChatInput(ctx, 0);
-		const files = input.files!.map((file) => ({ ...file, bytes: Buffer.from(items[0].binary![file.property].data, 'base64') }));
+		const files = input.files!.map((file) => ({ ...file, data: Buffer.from(items[0].binary![file.property].data, 'base64') }));
 		const real = Buffer.byteLength(JSON.stringify(chatRequestBody(input, files)));
 		const placeholder = chatRequestBody(input, placeholders(input.files));
 		const estimate = Buffer.byteLength(JSON.stringify(placeholder)) + input.files!.reduce((sum, file) => sum + base64Length(file.size), 0);

@@ -1,6 +1,7 @@
 import { PassThrough } from 'stream';
-import type { IExecuteFunctions } from 'n8n-workflow';
-import { loadAttachments } from '../../nodes/shared/files/attachments';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { attachmentParts, loadAttachments } from '../../nodes/shared/files/attachments';
+import { encodeJsonBody, StreamedJsonBody } from '../../nodes/shared/wire/jsonBody';
 
 import { readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
@@ -69,6 +70,17 @@ function lyingStore(headPadding: number) {
 	return store;
 }
 
+/** Opens a body with streamed files the way the transport does for each attempt, and reads it whole. */
+async function sendBody(body: IDataObject): Promise<Buffer> {
+	const encoded = encodeJsonBody(body);
+	if (!(encoded instanceof StreamedJsonBody)) throw new Error('not a streamed body');
+	const opened = await encoded.open();
+	if (Buffer.isBuffer(opened.body)) return opened.body;
+	const parts: Buffer[] = [];
+	for await (const chunk of opened.body) parts.push(chunk as Buffer);
+	return Buffer.concat(parts);
+}
+
 describe('an attachment whose n8n-recorded size lies is not read whole when it is sent', () => {
 	it('a file recorded as 100 bytes that holds 64 MB is refused after reading just past 100 bytes', async () => {
 		const store = lyingStore(92);
@@ -81,14 +93,16 @@ describe('an attachment whose n8n-recorded size lies is not read whole when it i
 			},
 		} as unknown as IExecuteFunctions;
 		const file = { property: 'data', kind: 'image' as const, mimeType: 'image/png', fileName: 'a.png', size: 100 };
-		await expect(loadAttachments(ctx, 0, [file])).rejects.toThrow(/changed after it was checked/);
+		// Streamed into the request as it is sent: the file is refused while it is read.
+		const [loaded] = await loadAttachments(ctx, 0, [file]);
+		await expect(sendBody({ parts: attachmentParts('chat', [loaded]) })).rejects.toThrow(/"Binary Attachments" field "data" changed after it was checked: it holds more than the 100 bytes n8n recorded for it \(item 0\)/);
 		expect(store.wholeReads).toBe(0);
 		expect(store.streamed).toBeLessThanOrEqual(1024 * 1024);
 	});
 });
 
 describe('a first frame whose n8n-recorded size lies is not read whole', () => {
-	it('a frame recorded as 1 KB that holds 64 MB is refused as too big after reading just past 10 MB', async () => {
+	it('a frame recorded as 1 KB that holds 64 MB is refused as changed after reading just past 1 KB', async () => {
 		const store = lyingStore(1016);
 		const parameters: Record<string, unknown> = { 'options.imageUrl': '', 'options.imageBinaryProperty': 'frame' };
 		const ctx = {
@@ -101,8 +115,10 @@ describe('a first frame whose n8n-recorded size lies is not read whole', () => {
 				getBinaryDataBuffer: async () => store.whole(),
 			},
 		} as unknown as IExecuteFunctions;
-		await expect(readFirstFrame(ctx, 0)).rejects.toThrow(/over 10.0 MB; at most 10.0 MB/);
+		// Typed from its head now, streamed into the request as it is sent: refused while it is read.
+		const image = await readFirstFrame(ctx, 0);
+		await expect(sendBody({ image })).rejects.toThrow(/"Image From Binary Field" field "frame" changed after it was checked: it holds more than the 1024 bytes n8n recorded for it \(item 0\)/);
 		expect(store.wholeReads).toBe(0);
-		expect(store.streamed).toBeLessThanOrEqual(11 * 1024 * 1024);
+		expect(store.streamed).toBeLessThanOrEqual(1024 * 1024);
 	});
 });

@@ -15,10 +15,11 @@
  */
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { readBinaryAtMost, sniffFileType } from './binary';
+import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, sniffFileType, streamableId } from './binary';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
 import { Base64Text } from '../wire/jsonBody';
+import type { FileStreamSource } from '../wire/jsonBody';
 
 export type ChatFormat = 'chat' | 'messages';
 
@@ -86,11 +87,12 @@ export interface FileAttachment {
 }
 
 /**
- * A file ready to send: its bytes, written into the request as Base64 only when it is sent (no
- * bytes in the placeholder used to measure a request).
+ * A file ready to send: its bytes, or the file to stream them from (where n8n keeps it outside the
+ * item), written into the request as Base64 only when it is sent (no bytes in the placeholder used
+ * to measure a request).
  */
 export interface LoadedFile extends FileAttachment {
-	bytes: Buffer;
+	data: Buffer | FileStreamSource;
 }
 
 export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
@@ -168,18 +170,6 @@ export function requireUserMessage(ctx: IExecuteFunctions, itemIndex: number, me
 	}
 }
 
-/** The file's size as n8n recorded it, without reading the file; undefined when n8n did not. */
-async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData): Promise<number | undefined> {
-	if (typeof binary.bytes === 'number') return binary.bytes;
-	if (binary.id && typeof ctx.helpers.getBinaryMetadata === 'function') {
-		const metadata = await ctx.helpers.getBinaryMetadata(binary.id).catch(() => undefined);
-		if (typeof metadata?.fileSize === 'number') return metadata.fileSize;
-	}
-	// Default mode keeps the bytes inline, as Base64.
-	if (!binary.id && typeof binary.data === 'string') return Math.floor((binary.data.replace(/=+$/, '').length * 3) / 4);
-	return undefined;
-}
-
 function describeBinary(binary: IBinaryData): string {
 	const parts = [binary.mimeType, binary.fileName].filter((part) => typeof part === 'string' && part !== '');
 	return parts.length ? ` (n8n lists it as ${parts.join(', ')})` : '';
@@ -211,18 +201,8 @@ const HEAD_BYTES = 64 * 1024;
  * it in the item anyway). `size` is the file's, whichever was read.
  */
 async function bytesToCheck(ctx: IExecuteFunctions, itemIndex: number, property: string, binary: IBinaryData, recorded: number | undefined): Promise<{ bytes: Buffer; size: number }> {
-	if (binary.id && recorded !== undefined && typeof ctx.helpers.getBinaryStream === 'function') {
-		const parts: Buffer[] = [];
-		let length = 0;
-		// Leaving the loop early closes the file.
-		for await (const chunk of await ctx.helpers.getBinaryStream(binary.id, HEAD_BYTES)) {
-			const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-			parts.push(part);
-			length += part.length;
-			if (length >= HEAD_BYTES) break;
-		}
-		return { bytes: Buffer.concat(parts).subarray(0, HEAD_BYTES), size: recorded };
-	}
+	const id = streamableId(ctx, binary);
+	if (id !== undefined && recorded !== undefined) return { bytes: await readBinaryHead(ctx, id, HEAD_BYTES), size: recorded };
 	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
 	return { bytes, size: bytes.length };
 }
@@ -343,7 +323,7 @@ export async function withPlannedAttachments<I extends AttachmentInput>(
 
 /** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
 export function placeholders(files: readonly FileAttachment[] | undefined): LoadedFile[] {
-	return (files ?? []).map((file) => ({ ...file, bytes: Buffer.alloc(0) }));
+	return (files ?? []).map((file) => ({ ...file, data: Buffer.alloc(0) }));
 }
 
 /** Checks the size of a request built with `placeholders`, adding the Base64 text of every file. */
@@ -361,16 +341,24 @@ export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, body
 	}
 }
 
-/** Reads the planned files again, now to send them. */
+/**
+ * The planned files, now to send them: a file n8n keeps outside the item is streamed into the
+ * request as it is sent (checked again as it is read: its size and type); one in the item is read.
+ */
 export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number, files: readonly FileAttachment[] | undefined): Promise<LoadedFile[]> {
 	const loaded: LoadedFile[] = [];
 	for (const file of files ?? []) {
+		const changed = (problem?: string) => fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked${problem ? `: it ${problem}` : ''}`);
+		const id = streamableId(ctx, ctx.getInputData()[itemIndex]?.binary?.[file.property]);
+		if (id !== undefined) {
+			const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === file.mimeType ? undefined : `no longer starts as ${file.mimeType}`);
+			loaded.push({ ...file, data: binaryFileSource(ctx, id, file.size, changed, checkHead) });
+			continue;
+		}
 		// No further than one byte past the checked size: the recorded size may lie.
 		const bytes = await readBinaryAtMost(ctx, itemIndex, file.property, file.size);
-		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) {
-			throw fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked`);
-		}
-		loaded.push({ ...file, bytes });
+		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) throw changed();
+		loaded.push({ ...file, data: bytes });
 	}
 	return loaded;
 }
@@ -381,8 +369,8 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 		return [
 			...files.map((file): IDataObject =>
 				file.kind === 'pdf'
-					? { type: 'file', file: { filename: file.fileName, file_data: new Base64Text(file.bytes, `data:${file.mimeType};base64,`) } }
-					: { type: 'image_url', image_url: { url: new Base64Text(file.bytes, `data:${file.mimeType};base64,`) } },
+					? { type: 'file', file: { filename: file.fileName, file_data: new Base64Text(file.data, `data:${file.mimeType};base64,`) } }
+					: { type: 'image_url', image_url: { url: new Base64Text(file.data, `data:${file.mimeType};base64,`) } },
 			),
 			...links.map((url): IDataObject => ({ type: 'image_url', image_url: { url } })),
 		];
@@ -390,7 +378,7 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 	return [
 		...files.map((file): IDataObject => ({
 			type: file.kind === 'pdf' ? 'document' : 'image',
-			source: { type: 'base64', media_type: file.mimeType, data: new Base64Text(file.bytes) },
+			source: { type: 'base64', media_type: file.mimeType, data: new Base64Text(file.data) },
 		})),
 		...links.map((url): IDataObject => ({ type: 'image', source: { type: 'url', url } })),
 	];

@@ -8,6 +8,7 @@ import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { GatewayError, gatewayQuote, quoteStart, rootCause } from '../failures/errors';
 import type { GatewayErrorInit } from '../failures/errors';
 import type { ByteStream, GatewayClient } from '../wire/transport';
+import type { FileStreamSource } from '../wire/jsonBody';
 
 export interface FileType {
 	mimeType: string;
@@ -61,6 +62,63 @@ function fileName(naming: FileNaming, type: FileType): string {
 export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, naming: FileNaming): Promise<IBinaryData> {
 	const type = sniffFileType(bytes) ?? naming.fallback;
 	return await ctx.helpers.prepareBinaryData(bytes, fileName(naming, type), type.mimeType);
+}
+
+/** The file's size as n8n recorded it, without reading the file; undefined when n8n did not. */
+export async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData): Promise<number | undefined> {
+	if (typeof binary.bytes === 'number') return binary.bytes;
+	if (binary.id && typeof ctx.helpers.getBinaryMetadata === 'function') {
+		const metadata = await ctx.helpers.getBinaryMetadata(binary.id).catch(() => undefined);
+		if (typeof metadata?.fileSize === 'number') return metadata.fileSize;
+	}
+	// Default mode keeps the bytes inline, as Base64.
+	if (!binary.id && typeof binary.data === 'string') return Math.floor((binary.data.replace(/=+$/, '').length * 3) / 4);
+	return undefined;
+}
+
+/** Where n8n keeps a file outside the item and can stream it: its id, else undefined. */
+export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undefined): string | undefined {
+	return binary?.id && typeof ctx.helpers.getBinaryStream === 'function' ? binary.id : undefined;
+}
+
+/** The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item; the file is closed. */
+export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number): Promise<Buffer> {
+	const parts: Buffer[] = [];
+	let length = 0;
+	// Leaving the loop early closes the file.
+	for await (const chunk of await ctx.helpers.getBinaryStream(id, size)) {
+		const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+		parts.push(part);
+		length += part.length;
+		if (length >= size) break;
+	}
+	return Buffer.concat(parts).subarray(0, size);
+}
+
+/**
+ * A file n8n keeps outside the item, to be streamed into a request body when it is sent (each
+ * attempt opens it again): `size` is the size checked, `checkHead` what its start must still be,
+ * `changed` the item's error when the file read differs (or cannot be opened).
+ */
+export function binaryFileSource(
+	ctx: IExecuteFunctions,
+	id: string,
+	size: number,
+	changed: (problem: string) => Error,
+	checkHead?: (head: Buffer) => string | undefined,
+): FileStreamSource {
+	return {
+		size,
+		open: async () => {
+			try {
+				return await ctx.helpers.getBinaryStream(id);
+			} catch (error) {
+				throw changed(`could not be read (${(error as Error)?.message ?? String(error)})`);
+			}
+		},
+		checkHead,
+		changed,
+	};
 }
 
 /**

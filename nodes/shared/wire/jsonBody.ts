@@ -3,39 +3,74 @@
  * bare `data` field). Built the plain way, one 10 MB file becomes a 13 MB Base64 string, a 13 MB
  * data URL, 13 MB of JSON text and the 13 MB of bytes n8n's request helper sends: five copies per
  * request in flight, which V8 frees only at its next full collection, so a run with Concurrency
- * 10 rose about 50 MB per request in flight (issue 19, row 11c). Here the file stays bytes
- * (`Base64Text`) until the body is sent, and the body is written once, as the bytes n8n sends,
- * with the Base64 encoded straight into them in small pieces.
+ * 10 rose about 50 MB per request in flight (issue 19, row 11c). Here the file stays a reference
+ * (`Base64Text`) until the body is sent:
+ * - a file n8n keeps outside the item (filesystem, database, S3 mode) is streamed: the body is the
+ *   JSON text around it and its Base64, encoded chunk by chunk as the file is read, so neither the
+ *   file nor the body is ever whole in memory (`StreamedJsonBody`, opened afresh for each attempt);
+ * - bytes already in memory (n8n's default mode keeps them in the item) are written once, as the
+ *   bytes n8n sends, with the Base64 encoded straight into them in small pieces.
  */
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+/** What n8n's getBinaryStream returns: a Node Readable (node code may not import `stream`). */
+export type NodeReadable = Awaited<ReturnType<IExecuteFunctions['helpers']['getBinaryStream']>>;
+
+/** A file read from n8n's binary store when the request goes out, rather than bytes held now. */
+export interface FileStreamSource {
+	/** Bytes of the file as n8n recorded them (and the checks before the request accepted): the Content-Length counts on it. */
+	readonly size: number;
+	/** Opens the file at its start; each attempt of a request opens it again. */
+	open(): Promise<NodeReadable>;
+	/** What the file's first bytes must still be (its type, checked before the request): a problem, or undefined. */
+	checkHead?(head: Buffer): string | undefined;
+	/** The error that fails the request when the file read is not the file checked ("holds more than …"). */
+	changed(problem: string): Error;
+}
+
+/** Set while a body is cut into its pieces (planBody): files are then written by the body, not by toJSON. */
+let planning = false;
 
 /** Bytes to be sent as Base64 text after `prefix` (e.g. `data:image/png;base64,`). */
 export class Base64Text {
 	constructor(
-		readonly bytes: Buffer,
+		/** The bytes, or the file to stream them from when the request is sent. */
+		readonly source: Buffer | FileStreamSource,
 		readonly prefix = '',
 	) {}
 
+	/** Bytes of the file. */
+	get size(): number {
+		return Buffer.isBuffer(this.source) ? this.source.length : this.source.size;
+	}
+
 	/** Characters of the text (all ASCII, so also its bytes in JSON). */
 	get length(): number {
-		return this.prefix.length + 4 * Math.ceil(this.bytes.length / 3);
+		return this.prefix.length + 4 * Math.ceil(this.size / 3);
 	}
 
-	/** The whole text, for code that needs it as a string (small files, tests). */
+	/** The whole text, for code that needs it as a string (small files, tests); a streamed file has none. */
 	toString(): string {
-		return `${this.prefix}${this.bytes.toString('base64')}`;
+		if (!Buffer.isBuffer(this.source)) throw new Error('A streamed file is written only into the request body that sends it');
+		return `${this.prefix}${this.source.toString('base64')}`;
 	}
 
-	/** JSON.stringify of a body holding this writes the text, as if it had been a string. */
+	/**
+	 * JSON.stringify of a body holding this writes the text, as if it had been a string. JSON.stringify
+	 * calls this before a replacer sees the value: while a body is cut into its pieces, nothing.
+	 */
 	toJSON(): string {
-		return this.toString();
+		return planning ? '' : this.toString();
 	}
 }
 
 // Whole groups of three bytes: each piece encodes to 64 KiB of text without padding, a string
 // small enough for V8's young generation (freed at once, not left for a full collection).
 const PIECE_BYTES = 3 * 16 * 1024;
+/** How much of a streamed file's start is checked against what was checked before the request. */
+const HEAD_BYTES = 64;
 
-/** Writes `text`'s Base64 into `target` at `offset`, a piece at a time; returns the new offset. */
+/** Writes `bytes`' Base64 into `target` at `offset`, a piece at a time; returns the new offset. */
 function writeBase64(target: Buffer, offset: number, bytes: Buffer): number {
 	let at = offset;
 	for (let start = 0; start < bytes.length; start += PIECE_BYTES) {
@@ -44,37 +79,204 @@ function writeBase64(target: Buffer, offset: number, bytes: Buffer): number {
 	return at;
 }
 
-/**
- * The body as n8n sends it: JSON text when it holds no `Base64Text` (as before), else the JSON's
- * bytes, each file's Base64 written into them without ever being one string.
- */
-export function encodeJsonBody(body: unknown): string | Buffer {
+/** `bytes`' Base64 as bytes, a piece at a time (`bytes` a whole number of groups of three, or the last piece). */
+function* base64Pieces(bytes: Buffer): Generator<Buffer> {
+	for (let start = 0; start < bytes.length; start += PIECE_BYTES) yield Buffer.from(bytes.subarray(start, start + PIECE_BYTES).toString('base64'), 'latin1');
+}
+
+/** A body's JSON text cut where its files go: text, file, text, …, text. */
+interface BodyPlan {
+	texts: string[];
+	files: Base64Text[];
+}
+
+function planBody(body: unknown): BodyPlan | string {
 	const files: Base64Text[] = [];
 	// A marker no JSON text of ours holds: the count check below falls back if a value had it.
 	const marker = `mgw-file-${Math.random().toString(36).slice(2, 12)}-`;
-	const text = JSON.stringify(body, function (this: Record<string, unknown>, key: string, value: unknown) {
-		const original = this[key];
-		if (!(original instanceof Base64Text)) return value;
-		files.push(original);
-		return `${marker}${files.length - 1}`;
-	});
+	planning = true;
+	let text: string;
+	try {
+		text = JSON.stringify(body, function (this: Record<string, unknown>, key: string, value: unknown) {
+			const original = this[key];
+			if (!(original instanceof Base64Text)) return value;
+			files.push(original);
+			return `${marker}${files.length - 1}`;
+		});
+	} finally {
+		planning = false;
+	}
 	if (files.length === 0) return text;
 	const pieces = text.split(new RegExp(`"${marker}(\\d+)"`));
 	// pieces: text, index, text, index, …, text
 	if (pieces.length !== 2 * files.length + 1) return JSON.stringify(body);
+	return {
+		// Each file's quotes and prefix go with the text around it.
+		texts: pieces.filter((_, i) => i % 2 === 0).map((piece, i, all) => `${i > 0 ? '"' : ''}${piece}${i < all.length - 1 ? `"${files[Number(pieces[2 * i + 1])].prefix}` : ''}`),
+		files: pieces.filter((_, i) => i % 2 === 1).map((index) => files[Number(index)]),
+	};
+}
+
+/**
+ * The body as n8n sends it: JSON text when it holds no `Base64Text` (as before); the JSON's bytes,
+ * each file's Base64 written into them without ever being one string, when every file is bytes
+ * in memory; a `StreamedJsonBody` when a file is to be streamed from n8n's binary store.
+ */
+export function encodeJsonBody(body: unknown): string | Buffer | StreamedJsonBody {
+	const plan = planBody(body);
+	if (typeof plan === 'string') return plan;
+	if (plan.files.some((file) => !Buffer.isBuffer(file.source))) return new StreamedJsonBody(plan);
 	let size = 0;
-	for (let i = 0; i < pieces.length; i++) size += i % 2 === 0 ? Buffer.byteLength(pieces[i]) : files[Number(pieces[i])].length + 2;
+	for (const text of plan.texts) size += Buffer.byteLength(text);
+	for (const file of plan.files) size += file.length - file.prefix.length;
 	const out = Buffer.allocUnsafe(size);
 	let at = 0;
-	for (let i = 0; i < pieces.length; i++) {
-		if (i % 2 === 0) {
-			at += out.write(pieces[i], at, 'utf8');
-			continue;
-		}
-		const file = files[Number(pieces[i])];
-		at += out.write(`"${file.prefix}`, at, 'latin1');
-		at = writeBase64(out, at, file.bytes);
-		at += out.write('"', at, 'latin1');
-	}
+	plan.texts.forEach((text, i) => {
+		at += out.write(text, at, 'utf8');
+		if (i < plan.files.length) at = writeBase64(out, at, plan.files[i].source as Buffer);
+	});
 	return out.subarray(0, at);
+}
+
+/** A request body opened for one attempt: the stream n8n sends, and what ends it. */
+export interface OpenedBody {
+	/** A Node Readable (or, where n8n's binary stream is no Node Readable, the whole body as bytes). */
+	body: NodeReadable | Buffer;
+	/** Why the body failed (a file read is not the file checked), once it has: the request's error. */
+	readonly failure: Error | undefined;
+	/** Ends the body and closes every file it opened (idempotent): after the attempt, or when it fails. */
+	close(): void;
+}
+
+/** A body with files streamed from n8n's binary store: a description, opened afresh for each attempt. */
+export class StreamedJsonBody {
+	/** Bytes of the whole body, known before any file is read: its Content-Length. */
+	readonly size: number;
+
+	constructor(private readonly plan: BodyPlan) {
+		let size = 0;
+		for (const text of plan.texts) size += Buffer.byteLength(text);
+		for (const file of plan.files) size += file.length - file.prefix.length;
+		this.size = size;
+	}
+
+	/** Opens the files (the first now, the others when the body reaches them) and the body over them. */
+	async open(): Promise<OpenedBody> {
+		const opened: NodeReadable[] = [];
+		const state: BodyState = { failure: undefined, closed: false };
+		const first = this.plan.files.find((file) => !Buffer.isBuffer(file.source))?.source as FileStreamSource;
+		let firstStream: NodeReadable | undefined = await openSource(first, opened);
+		const openNext = async (source: FileStreamSource) => {
+			if (source === first && firstStream !== undefined) {
+				const stream = firstStream;
+				firstStream = undefined;
+				return stream;
+			}
+			return await openSource(source, opened);
+		};
+		const plan = this.plan;
+		async function* chunks(): AsyncGenerator<Buffer> {
+			for (let i = 0; i < plan.texts.length; i++) {
+				yield Buffer.from(plan.texts[i], 'utf8');
+				if (i === plan.files.length) break;
+				const source = plan.files[i].source;
+				if (Buffer.isBuffer(source)) yield* base64Pieces(source);
+				else yield* streamedBase64(source, await openNext(source), state);
+			}
+		}
+		const close = () => {
+			if (state.closed) return;
+			state.closed = true;
+			for (const stream of opened) closeStream(stream);
+		};
+		// Node's Readable.from ignores `this`, and every Readable inherits it.
+		const from = (firstStream.constructor as { from?: (iterable: AsyncIterable<Buffer>, options: { objectMode: boolean }) => NodeReadable }).from;
+		if (typeof from !== 'function') {
+			// Not a Node Readable: the body is made whole, with the same checks.
+			const parts: Buffer[] = [];
+			try {
+				for await (const chunk of chunks()) parts.push(chunk);
+			} finally {
+				close();
+			}
+			return { body: Buffer.concat(parts), failure: state.failure, close };
+		}
+		const body = from(chunks(), { objectMode: false });
+		// However the body ends (sent, failed, destroyed unread), its files are closed.
+		body.once('close', close);
+		return {
+			body,
+			get failure() {
+				return state.failure;
+			},
+			close: () => {
+				if (!body.destroyed) body.destroy();
+				close();
+			},
+		};
+	}
+}
+
+/** Closes a file's stream (a Node Readable; any async iterator, in tests). */
+function closeStream(stream: NodeReadable): void {
+	const closable = stream as Partial<NodeReadable> & { return?: () => unknown };
+	if (typeof closable.destroy === 'function') {
+		if (!closable.destroyed) closable.destroy();
+	} else void Promise.resolve(closable.return?.()).catch(() => undefined);
+}
+
+interface BodyState {
+	failure: Error | undefined;
+	closed: boolean;
+}
+
+async function openSource(source: FileStreamSource, opened: NodeReadable[]): Promise<NodeReadable> {
+	const stream = await source.open();
+	opened.push(stream);
+	return stream;
+}
+
+/**
+ * One streamed file's Base64, encoded as it is read (0 to 2 bytes carried to the next chunk, so
+ * the text is the file's in one piece); a file that is not the one checked (longer or shorter
+ * than its recorded size, another type at its start) fails the body with the source's error.
+ */
+async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, state: BodyState): AsyncGenerator<Buffer> {
+	const fail = (problem: string) => {
+		// A body closed from outside (the request failed, a Stop) cuts its file short: that is no failure of the file.
+		if (state.closed) return new Error('The request body was closed');
+		state.failure ??= source.changed(problem);
+		return state.failure;
+	};
+	let carry = Buffer.alloc(0);
+	let read = 0;
+	let head: Buffer | undefined = source.checkHead ? Buffer.alloc(0) : undefined;
+	try {
+		for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+			const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+			read += part.length;
+			if (read > source.size) throw fail(`holds more than the ${source.size} bytes n8n recorded for it`);
+			if (head !== undefined) {
+				head = Buffer.concat([head, part.subarray(0, HEAD_BYTES - head.length)]);
+				if (head.length >= HEAD_BYTES || read === source.size) {
+					const problem = source.checkHead?.(head);
+					if (problem) throw fail(problem);
+					head = undefined;
+				}
+			}
+			const bytes = carry.length > 0 ? Buffer.concat([carry, part]) : part;
+			const whole = bytes.length - (bytes.length % 3);
+			// A copy: the carry must not keep the whole chunk alive.
+			carry = Buffer.from(bytes.subarray(whole));
+			yield* base64Pieces(bytes.subarray(0, whole));
+		}
+	} finally {
+		closeStream(stream);
+	}
+	if (read !== source.size) throw fail(`holds ${read} bytes, not the ${source.size} bytes n8n recorded for it`);
+	if (head !== undefined) {
+		const problem = source.checkHead?.(head);
+		if (problem) throw fail(problem);
+	}
+	if (carry.length > 0) yield Buffer.from(carry.toString('base64'), 'latin1');
 }

@@ -47,7 +47,8 @@ import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
 import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
-import { encodeJsonBody } from './jsonBody';
+import { encodeJsonBody, StreamedJsonBody } from './jsonBody';
+import type { OpenedBody } from './jsonBody';
 
 export { CREDENTIAL_TYPE };
 
@@ -221,6 +222,11 @@ function resolveLocation(location: string, from: string): string | undefined {
 class AttemptSignal {
 	readonly signal: AbortSignal;
 	private readonly deadline: AbortSignal;
+	/**
+	 * Set when the request body's file failed (could not be opened, or is not the file checked):
+	 * the call fails with this error as it is (the item's own), never retried nor read as the network's.
+	 */
+	bodyFailure: Error | undefined;
 
 	/**
 	 * `reportedMs`: the limit the messages name (the whole of the item's deadline when that, not
@@ -410,6 +416,8 @@ export class GatewayClient {
 				if (response.statusCode < 300) return await take(response, attempt);
 				failure = await this.statusFailure(response, attempt, call);
 			} catch (error) {
+				// A request body that could not be read as checked: the item's own error, never retried.
+				if (attempt.bodyFailure) throw attempt.bodyFailure;
 				if (!(error instanceof GatewayError)) failure = this.readFailure(error, attempt, call, what);
 				else failure = error;
 			}
@@ -586,8 +594,37 @@ export class GatewayClient {
 			timeout: attempt.deadlineMs,
 			abortSignal: attempt.signal,
 		};
-		if (call.body !== undefined && method !== 'GET') options.body = typeof call.body === 'string' ? call.body : encodeJsonBody(call.body);
-		const response = (await this.ctx.helpers.httpRequest(options)) as RawResponse;
+		const encoded = call.body !== undefined && method !== 'GET' ? (typeof call.body === 'string' ? call.body : encodeJsonBody(call.body)) : undefined;
+		if (!(encoded instanceof StreamedJsonBody)) {
+			if (encoded !== undefined) options.body = encoded;
+			const response = (await this.ctx.helpers.httpRequest(options)) as RawResponse;
+			attempt.bind(response.body);
+			return response;
+		}
+		// Files streamed from n8n's binary store: opened afresh for this attempt, sized up front (so
+		// relays get a body of known length, not chunks), closed when the answer is done or the request fails.
+		let opened: OpenedBody;
+		try {
+			opened = await encoded.open();
+		} catch (error) {
+			attempt.bodyFailure = error instanceof Error ? error : new Error(String(error));
+			throw attempt.bodyFailure;
+		}
+		// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
+		options.body = opened.body as unknown as IHttpRequestOptions['body'];
+		(options.headers as Record<string, string>)['Content-Length'] = String(encoded.size);
+		let response: RawResponse | undefined;
+		try {
+			response = (await this.ctx.helpers.httpRequest(options)) as RawResponse;
+		} finally {
+			if (response === undefined) {
+				opened.close();
+				// A file that is not the one checked fails the request with its own error, not as the network's.
+				attempt.bodyFailure = opened.failure;
+			}
+		}
+		response.body.once('close', opened.close);
+		response.body.once('end', opened.close);
 		attempt.bind(response.body);
 		return response;
 	}
