@@ -2,12 +2,14 @@
  * The lanes of a Generate run (issue 19): submits and status checks each have their own slots, so
  * a status check never waits behind queued submits (with one shared queue, 200 queued submits held
  * every check back until the last one had gone out, and tasks were reported still running without
- * ever being checked). Within a lane the most urgent work goes first: the check of the task that
- * was due earliest, a download before a new submit.
+ * ever being checked). Within a lane the most urgent work goes first (a check that fell behind
+ * before one on time, see checkUrgency; a download before a new submit).
  */
+import { urgencyNow } from '../shared/wire/pace';
+import type { Urgency } from '../shared/wire/pace';
 
 interface Waiting {
-	priority: number;
+	priority: Urgency;
 	order: number;
 	start(): void;
 }
@@ -21,8 +23,8 @@ export class Lane {
 
 	constructor(readonly slots: number) {}
 
-	/** Runs `task` in a free slot; a lower `priority` goes first, equal ones in the order they came. */
-	async run<T>(task: () => Promise<T>, priority = 0): Promise<T> {
+	/** Runs `task` in a free slot; a lower `priority` (when a slot frees) goes first, equal ones in the order they came. */
+	async run<T>(task: () => Promise<T>, priority: Urgency = 0): Promise<T> {
 		await new Promise<void>((resolve) => {
 			this.waiting.push({ priority, order: this.order++, start: resolve });
 			this.next();
@@ -42,11 +44,10 @@ export class Lane {
 
 	private next(): void {
 		while (this.running < this.slots && this.waiting.length > 0) {
+			const keys = this.waiting.map((waiting) => urgencyNow(waiting.priority));
 			let best = 0;
 			for (let i = 1; i < this.waiting.length; i++) {
-				const candidate = this.waiting[i];
-				const current = this.waiting[best];
-				if (candidate.priority < current.priority || (candidate.priority === current.priority && candidate.order < current.order)) best = i;
+				if (keys[i] < keys[best] || (keys[i] === keys[best] && this.waiting[i].order < this.waiting[best].order)) best = i;
 			}
 			const [chosen] = this.waiting.splice(best, 1);
 			this.running++;

@@ -66,18 +66,31 @@ export function isDueInTick(sendAt: number, tickAt: number, coalesceMs: number):
 	return sendAt <= tickAt + coalesceMs;
 }
 
+/** A check still waiting this long after its due time has missed its Poll Interval: it is behind. */
+export const BEHIND_MS = 500;
+
 /**
- * How urgent a check is, for the order in which checks waiting for the budget go out (lower
- * first, equal ones in the order they came): by its task's Max Wait, the task nearest to it first.
- * When more checks are due than the budget of checks per second can send (a gateway refusing every
- * second check with a 429 while about 160 videos run, bench row 11e), some must wait: a check of
- * a task far from its Max Wait only finds it done a little later, while one near it may be its
- * last chance, and an older task is also the likelier to be done. Served in the order they came,
- * the checks of tasks done long before waited behind young tasks' checks past the end of their
- * wait, and 29 of 1,000 videos were reported still running.
+ * Ranks checks that fell behind before every check still on time (more than any time on the
+ * clock: epoch milliseconds stay below it for centuries).
  */
-export function checkUrgency(state: Pick<WatchState, 'deadline'>): number {
-	return state.deadline;
+const BEHIND_FIRST = 1e13;
+
+/**
+ * How urgent a check is at `now`, for the order in which checks waiting for the budget of checks
+ * per second go out (lower first, equal ones in the order they came). A check still on time goes
+ * by its due time: the budget then sends every check within its interval, as planned
+ * (latestSendTimes), and the earliest due must go first. A check that fell behind (more checks are
+ * due than the budget can send: a gateway refusing every second check with a 429 while about 160
+ * videos run, bench row 11e) goes before all of those, the task nearest to its Max Wait first: a
+ * check of a task far from it only finds the task done a little later, one near it may be its last
+ * chance, and an older task is also the likelier to be done. Served by due time when behind, the
+ * retries of done tasks kept queueing behind young tasks' first checks past the end of their wait
+ * (29 of 1,000 videos reported still running); served by Max Wait always, a burst of checks due
+ * together sent young tasks' first checks a little after their interval (gaps of 30.6 s at a Poll
+ * Interval of 30 s in rows 11a and 11b).
+ */
+export function checkUrgency(state: Pick<WatchState, 'deadline'>, dueAt: number, now: number): number {
+	return now > dueAt + BEHIND_MS ? state.deadline - BEHIND_FIRST : dueAt;
 }
 
 /** One task's waiting state between polls. */

@@ -1,8 +1,8 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
  * registered here, and one loop sends the checks of every task that is due, each in the status
- * lane (lanes.ts: checks never wait behind submits), the most urgent first (checkUrgency: the task
- * nearest to its Max Wait first). A tick does not wait for its checks: a task submitted while
+ * lane (lanes.ts: checks never wait behind submits), the most urgent first (checkUrgency: by due
+ * time, and a check that fell behind before those on time, the task nearest its Max Wait first). A tick does not wait for its checks: a task submitted while
  * others are being checked is checked on its own interval, from its own submit, and not late while
  * the budget allows: checks due together are spread within the budget ahead of time, and the next
  * one is planned from when the last one went out. The first check is due one interval after the
@@ -11,6 +11,7 @@
  * told when the task's wait ends, and none is sent once it is over. Time comes from an injected
  * Clock, so tests run the loop without waiting.
  */
+import type { Urgency } from '../shared/wire/pace';
 import type { Clock } from '../shared/wire/timing';
 import { checkUrgency, decideAfterPoll, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
@@ -20,7 +21,7 @@ import type { TaskRecord } from './task';
 const COALESCE_MS = 1000;
 
 /** Runs a check in the status lane; `priority` is its urgency (checkUrgency: the lowest goes first). */
-export type CheckLane = <T>(task: () => Promise<T>, priority: number) => Promise<T>;
+export type CheckLane = <T>(task: () => Promise<T>, priority: Urgency) => Promise<T>;
 
 export interface PollerOptions {
 	clock: Clock;
@@ -34,7 +35,7 @@ export interface PollerOptions {
 	 * waiting for a turn never stretches the gap between two checks the gateway sees. `urgency`:
 	 * the check's place in the budget's queue (checkUrgency), the same as in the status lane's.
 	 */
-	poll(taskId: string, remainingMs: number, sent: () => void, urgency: number): Promise<PollAnswer>;
+	poll(taskId: string, remainingMs: number, sent: () => void, urgency: Urgency): Promise<PollAnswer>;
 	/** Runs a check within the status lane's slots. */
 	limit: CheckLane;
 	/**
@@ -196,7 +197,10 @@ export class TaskPoller {
 	/** Sends one check of `task` in the status lane, without holding up the loop. */
 	private check(task: Watched): void {
 		task.checking = true;
-		const urgency = checkUrgency(task.state);
+		const { clock } = this.options;
+		const dueAt = task.dueAt;
+		// Asked whenever a slot is given out: a check that falls behind while it waits moves up.
+		const urgency = () => checkUrgency(task.state, dueAt, clock.now());
 		const sent = this.options
 			.limit(async () => await this.pollOnce(task, urgency), urgency)
 			.catch(() => undefined)
@@ -208,7 +212,7 @@ export class TaskPoller {
 		this.inFlight.add(sent);
 	}
 
-	private async pollOnce(task: Watched, urgency: number): Promise<void> {
+	private async pollOnce(task: Watched, urgency: Urgency): Promise<void> {
 		if (this.halted || !this.tasks.has(task)) return;
 		const { clock } = this.options;
 		let sentAt = clock.now();

@@ -9,7 +9,7 @@ import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } 
 import { downloadToBinary } from '../shared/files/binary';
 import type { FileType } from '../shared/files/binary';
 import { GatewayError, isExpiredLinkStatus, isRefusal, missingResultError, storageMessage, withFields } from '../shared/failures/errors';
-import type { SendPace } from '../shared/wire/pace';
+import type { SendPace, Urgency } from '../shared/wire/pace';
 import type { GatewayClient } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
 import type { PollAnswer, TaskOutcome } from './pollDecision';
@@ -210,7 +210,7 @@ export async function pollStatus(
 	notAfter: number,
 	budget?: SendPace,
 	onSend?: () => void,
-	urgency?: number,
+	urgency?: Urgency,
 ): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {

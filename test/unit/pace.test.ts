@@ -280,4 +280,19 @@ describe('SendPace, urgency (issue 19, bench row 11e: a task\'s last check befor
 		await Promise.all(urgent);
 		expect(clock.now()).toBe(3000);
 	});
+
+	it('asks an urgency function each time a slot is given out: a request that becomes urgent while it waits moves up', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock, DEFAULT_PACE, 1);
+		await pace.wait();
+		const order: string[] = [];
+		const waiting = [
+			pace.wait(undefined, undefined, 10).then(() => order.push('fixed 10')),
+			pace.wait(undefined, undefined, 20).then(() => order.push('fixed 20')),
+			// 30 until 1.5 s, then 0
+			pace.wait(undefined, undefined, () => (clock.now() > 1500 ? 0 : 30)).then(() => order.push('late riser')),
+		];
+		await Promise.all(waiting);
+		expect(order).toEqual(['fixed 10', 'late riser', 'fixed 20']);
+	});
 });

@@ -1,4 +1,4 @@
-import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { BEHIND_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -160,9 +160,23 @@ describe('the end of the wait', () => {
 	});
 });
 
-describe('checkUrgency: the task nearest to its Max Wait first (issue 19, bench row 11e)', () => {
-	it('orders checks by their task\'s deadline, whatever their own due time', () => {
-		expect(checkUrgency({ deadline: 120_000 })).toBeLessThan(checkUrgency({ deadline: 150_000 }));
-		expect(checkUrgency({ deadline: 120_000 })).toBe(120_000);
+describe('checkUrgency: by due time, and checks that fell behind first, the task nearest its Max Wait first (issue 19, rows 11a, 11b, 11e)', () => {
+	it('a check on time goes by its due time, whatever its task\'s Max Wait', () => {
+		const young = checkUrgency({ deadline: 150_000 }, 31_000, 30_900);
+		const old = checkUrgency({ deadline: 120_000 }, 31_500, 30_900);
+		expect(young).toBeLessThan(old);
+	});
+	it('a check more than BEHIND_MS past its due time goes before every check on time, the nearest Max Wait first', () => {
+		const onTime = checkUrgency({ deadline: 120_000 }, 61_000, 61_000);
+		const behindOld = checkUrgency({ deadline: 120_000 }, 60_000, 60_000 + BEHIND_MS + 1);
+		const behindYoung = checkUrgency({ deadline: 150_000 }, 55_000, 60_000 + BEHIND_MS + 1);
+		expect(behindOld).toBeLessThan(behindYoung);
+		expect(behindYoung).toBeLessThan(onTime);
+		// within BEHIND_MS it is still on time
+		expect(checkUrgency({ deadline: 120_000 }, 60_000, 60_000 + BEHIND_MS)).toBe(60_000);
+	});
+	it('ranks behind checks first also with epoch times', () => {
+		const now = Date.now();
+		expect(checkUrgency({ deadline: now + 120_000 }, now - 1000, now)).toBeLessThan(checkUrgency({ deadline: now + 60_000 }, now, now));
 	});
 });

@@ -36,18 +36,31 @@ export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5,
  */
 export const BUDGET_PACE: PaceTuning = { ...DEFAULT_PACE, gapMargin: 1.1 };
 
+/**
+ * A request's place in the queue: lower goes first. A number, or a function asked each time a
+ * slot is given out, for an order that changes while requests wait (a check that falls behind
+ * its due time).
+ */
+export type Urgency = number | (() => number);
+
+export function urgencyNow(urgency: Urgency): number {
+	return typeof urgency === 'number' ? urgency : urgency();
+}
+
 interface PaceWaiter {
-	urgency: number;
+	urgency: Urgency;
 	arrival: number;
 	notAfter?: number;
 	/** Gives the slot (no error) or refuses it. */
 	settle(error?: Error): void;
 }
 
-/** The most urgent first (Infinity: the least), equal ones in the order they came. */
-function byUrgency(a: PaceWaiter, b: PaceWaiter): number {
-	if (a.urgency !== b.urgency) return a.urgency < b.urgency ? -1 : 1;
-	return a.arrival - b.arrival;
+/** The waiters, the most urgent now first (Infinity: the least), equal ones in the order they came. */
+function inOrder(waiters: readonly PaceWaiter[]): PaceWaiter[] {
+	return waiters
+		.map((waiter) => ({ waiter, key: urgencyNow(waiter.urgency) }))
+		.sort((a, b) => (a.key !== b.key ? (a.key < b.key ? -1 : 1) : a.waiter.arrival - b.waiter.arrival))
+		.map(({ waiter }) => waiter);
 }
 
 /** Sends within the window that make a burst worth measuring when none got through yet. */
@@ -107,15 +120,17 @@ export class SendPace {
 	 * (PastDeadline, at once, or as soon as more urgent requests push it past), and a waiter whose
 	 * `signal` aborts leaves the queue at once without taking a slot. `urgency`: its place in the
 	 * queue (lower goes first; default 0, all equal: first come, first served). A budget of status
-	 * checks serves the last check of a task about to reach Max Wait before routine ones.
+	 * checks serves checks that fell behind their due time first, the task nearest to its Max
+	 * Wait first (checkUrgency).
 	 */
-	async wait(signal?: AbortSignal, notAfter?: number, urgency = 0): Promise<void> {
+	async wait(signal?: AbortSignal, notAfter?: number, urgency: Urgency = 0): Promise<void> {
 		await this.gate.wait(signal, notAfter);
 		this.firstSend ??= this.clock.now();
 		if (Number.isFinite(this.perSecond)) {
 			const now = this.clock.now();
 			// The earliest this request's slot can come, if every request ahead of it takes its own.
-			const ahead = this.queue.filter((waiter) => waiter.urgency <= urgency).length;
+			const mine = urgencyNow(urgency);
+			const ahead = this.queue.filter((waiter) => urgencyNow(waiter.urgency) <= mine).length;
 			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * ahead;
 			if (notAfter !== undefined && expected > notAfter) throw new PastDeadline('turn', expected - now, notAfter - now);
 			await this.slot(signal, notAfter, urgency);
@@ -130,7 +145,7 @@ export class SendPace {
 	}
 
 	/** Queues for a slot and waits until the pump gives it (or refuses it, or the signal aborts). */
-	private async slot(signal: AbortSignal | undefined, notAfter: number | undefined, urgency: number): Promise<void> {
+	private async slot(signal: AbortSignal | undefined, notAfter: number | undefined, urgency: Urgency): Promise<void> {
 		if (signal?.aborted) throw new CancelledError();
 		await new Promise<void>((resolve, reject) => {
 			const onAbort = () => {
@@ -170,10 +185,11 @@ export class SendPace {
 				// A Retry-After or a cut that came while requests waited holds them too (they would only meet another 429).
 				const held = this.gate.heldUntil > now;
 				const due = Math.max(this.lastRelease + this.gap(), this.gate.heldUntil, now);
-				this.queue.sort(byUrgency);
+				const ordered = inOrder(this.queue);
+				this.queue.splice(0, this.queue.length, ...ordered);
 				// Each waiter's slot if those ahead take theirs: one that now comes too late is refused at once.
 				let position = 0;
-				for (const waiter of [...this.queue]) {
+				for (const waiter of ordered) {
 					const slotAt = due + this.gap() * position;
 					if (waiter.notAfter !== undefined && slotAt > waiter.notAfter) {
 						this.leave(waiter);

@@ -45,6 +45,7 @@ import { SecretMasker } from '../credential/secrets';
 import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, parseRetryAfter, secondsText } from './retry';
 import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
+import type { Urgency } from './pace';
 import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 import { encodeJsonBody, StreamedJsonBody } from './jsonBody';
@@ -95,7 +96,7 @@ export interface GatewayCall {
 	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
 	pace?: SendPace;
 	/** This call's place in `pace`'s queue: the time by which it must go out to be of use (lower first; default: in the order they came). */
-	paceUrgency?: number;
+	paceUrgency?: Urgency;
 	/**
 	 * Keep only `pace`, outside the execution's: its 429s neither slow nor hold the execution's other
 	 * requests, nor are slowed by theirs (video status checks, which the wait loop itself sends again
