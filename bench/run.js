@@ -26,6 +26,7 @@ const { ensureRuntime } = require('../scripts/n8n/runtime');
 const { runWorkflows } = require('../scripts/n8n/headless');
 const { median } = require('./aggregation');
 const { peakWithin, sampleProcessTree } = require('./procTree');
+const { writeReadmeTable } = require('./readmeTable');
 const W = require('./workflows');
 const { startTokenBucketProxy } = require('./tokenBucket');
 const { measureAgentModels } = require('./chatModel');
@@ -707,6 +708,11 @@ async function main() {
 	fs.writeFileSync(path.join(options.out, 'results.json'), JSON.stringify(record, null, 1));
 	log(`done in ${Math.round((Date.now() - started) / 1000)} s; details in ${path.relative(ROOT, path.join(options.out, 'results.json'))}`);
 	printTable(rows, record.machine);
+	// A full run (every row, at full size) is the README's table.
+	if (!options.only && !options.rows && !options.videos) {
+		writeReadmeTable(path.join(ROOT, 'README.md'), rows, record.machine);
+		log('wrote the table into README.md');
+	}
 }
 
 main().catch((error) => {
