@@ -204,6 +204,8 @@ async function generateAll(
 		// (a lead of a tenth, tried for timers running late on a loaded machine, compounded into a
 		// tenth more checks and an extra one before Max Wait).
 		settleBeforeSleep: virtualTime,
+		// A check sent again after a Retry-After, a little later by chance, falls out of step with a gateway that refuses by turn.
+		jitter: Math.random,
 		poll: async (taskId, remainingMs, sent, urgency) => {
 			const item = itemOfTask.get(taskId);
 			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget, sent, urgency);

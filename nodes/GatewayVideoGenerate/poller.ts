@@ -56,6 +56,8 @@ export interface PollerOptions {
 	 * moves on its own, and the loop never waits for checks.
 	 */
 	settleBeforeSleep?: boolean;
+	/** A number from 0 to 1 for each check sent again after a Retry-After (RETRY_JITTER; default 0: none). */
+	jitter?: () => number;
 }
 
 export interface WatchSettings {
@@ -227,7 +229,7 @@ export class TaskPoller {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
-		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now());
+		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
 		if ('outcome' in decision) return task.settle(decision.outcome);
 		task.state = decision.state;
 		task.dueAt = decision.nextPollAt;

@@ -1,4 +1,4 @@
-import { BEHIND_MS, FAILURE_RUN_LIMIT, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { BEHIND_MS, FAILURE_RUN_LIMIT, RETRY_JITTER, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -157,6 +157,16 @@ describe('the end of the wait', () => {
 	it('a terminal answer at the wait end still counts: the task is done', () => {
 		const done = decideAfterPoll(state, { task: { task_id: 't', status: 'CANCELLED', fail_reason: 'expired in queue' } }, 30_000, waitEndOf(state));
 		expect(done).toEqual({ outcome: { kind: 'failure', record: { task_id: 't', status: 'CANCELLED', fail_reason: 'expired in queue' } } });
+	});
+});
+
+describe('a check sent again after a Retry-After (issue 19, bench row 11e)', () => {
+	const state: WatchState = { record: { task_id: 't', status: 'IN_PROGRESS' }, submittedAt: 0, intervalMs: 30_000, deadline: 120_000, failedPolls: 0 };
+	const refused = { error: Object.assign(new GatewayError({ kind: 'rate_limit', headline: 'Checking video task t failed: 429', status: 429 }), { retryAfterMs: 3000 }), passing: true };
+	it('goes no sooner than it says, and up to a quarter of the wait later by chance, so that retries fall out of step with a gateway refusing by turn', () => {
+		expect(decideAfterPoll(state, refused, 60_000, 60_500, 0)).toMatchObject({ nextPollAt: 63_500 });
+		expect(decideAfterPoll(state, refused, 60_000, 60_500, 0.999)).toMatchObject({ nextPollAt: 63_500 + Math.round(3000 * RETRY_JITTER * 0.999) });
+		expect(RETRY_JITTER).toBeLessThanOrEqual(0.25);
 	});
 });
 
