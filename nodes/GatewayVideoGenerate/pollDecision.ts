@@ -78,27 +78,32 @@ export const RETRY_JITTER = 0.25;
 export const BEHIND_MS = 500;
 
 /**
- * Ranks checks that fell behind before every check still on time (more than any time on the
- * clock: epoch milliseconds stay below it for centuries).
+ * The tiers of checks waiting for the budget, as offsets below any time on the clock (epoch
+ * milliseconds stay below 1e13 for centuries): last checks that fell behind, then other checks that
+ * fell behind, then checks on time.
  */
-const BEHIND_FIRST = 1e13;
+const BEHIND_LAST = 2e13;
+const BEHIND_ROUTINE = 1e13;
 
 /**
  * How urgent a check is at `now`, for the order in which checks waiting for the budget of checks
  * per second go out (lower first, equal ones in the order they came). A check still on time goes
- * by its due time: the budget then sends every check within its interval, as planned
- * (latestSendTimes), and the earliest due must go first. A check that fell behind (more checks are
- * due than the budget can send: a gateway refusing every second check with a 429 while about 160
- * videos run, bench row 11e) goes before all of those, the task nearest to its Max Wait first: a
- * check of a task far from it only finds the task done a little later, one near it may be its last
- * chance, and an older task is also the likelier to be done. Served by due time when behind, the
- * retries of done tasks kept queueing behind young tasks' first checks past the end of their wait
- * (29 of 1,000 videos reported still running); served by Max Wait always, a burst of checks due
- * together sent young tasks' first checks a little after their interval (gaps of 30.6 s at a Poll
- * Interval of 30 s in rows 11a and 11b).
+ * by its due time: the budget then sends every check within its interval, as the wait loop
+ * planned them (latestSendTimes). A check that fell behind (more checks due than the budget can
+ * send: a gateway refusing every second check with a 429 while about 160 videos run, bench row
+ * 11e) goes before every check on time: first a task's last check (at Max Wait), the nearest Max
+ * Wait first, since a last check that waits past the wait's end loses a result; then the task the
+ * gateway told about longest ago (`lastSeenAt`), so that every task gets its turn and none is left
+ * unchecked. Served by due time when behind, the retries of done tasks queued behind young tasks'
+ * first checks past the end of their wait (29 of 1,000 videos reported still running); served by
+ * Max Wait alone, a burst of checks due together sent young tasks' checks a little after their
+ * interval (gaps of 30.6 s at a Poll Interval of 30 s in rows 11a and 11b), and ten tasks that never
+ * finish kept a young task that was done from being checked at all (a review's test).
  */
-export function checkUrgency(state: Pick<WatchState, 'deadline'>, dueAt: number, now: number): number {
-	return now > dueAt + BEHIND_MS ? state.deadline - BEHIND_FIRST : dueAt;
+export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt'>, dueAt: number, now: number): number {
+	if (now <= dueAt + BEHIND_MS) return dueAt;
+	if (dueAt >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - BEHIND_LAST;
+	return (state.lastSeenAt ?? state.submittedAt) - BEHIND_ROUTINE;
 }
 
 /** One task's waiting state between polls. */
@@ -113,6 +118,8 @@ export interface WatchState {
 	failingSince?: number;
 	/** The last check was answered with a Retry-After: the next one goes no sooner than this. */
 	notBefore?: number;
+	/** When the gateway last told the task's state (default: its submit); checks that fell behind go stalest first. */
+	lastSeenAt?: number;
 }
 
 export type PollAnswer = { task: TaskRecord } | { error: Error; passing: boolean };
@@ -172,7 +179,7 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 		const record = mergeRecords(state.record, answer.task);
 		const phase = phaseOf(record.status);
 		if (phase !== 'running') return { outcome: { kind: phase, record } };
-		next = { ...state, record, failedPolls: 0, failingSince: undefined, notBefore: undefined };
+		next = { ...state, record, failedPolls: 0, failingSince: undefined, notBefore: undefined, lastSeenAt: answeredAt };
 	} else {
 		const failedPolls = state.failedPolls + 1;
 		const failingSince = state.failingSince ?? tickAt;

@@ -222,13 +222,21 @@ export class TaskPoller {
 		// A check that waited for a slot past the task's wait end sends nothing more.
 		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, new Error('it found no turn in the status checks before the wait ended')));
 		let answer: PollAnswer;
+		let wentOut = false;
 		try {
 			// When it really went out (after its turn in the budget): the next check is planned from then.
-			answer = await this.options.poll(task.state.record.task_id, remainingMs, () => (sentAt = clock.now()), urgency);
+			const sent = () => {
+				wentOut = true;
+				sentAt = clock.now();
+			};
+			answer = await this.options.poll(task.state.record.task_id, remainingMs, sent, urgency);
 		} catch (error) {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
+		// Failed without going out: no turn in the budget (or hold) before the wait's end, which no
+		// later check would get either. Planned again at once, it was refused again at once, for ever.
+		if (!wentOut && 'error' in answer && answer.passing) return task.settle(timeoutOutcome(task.state, task.state.record, clock.now(), answer.error));
 		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
 		if ('outcome' in decision) return task.settle(decision.outcome);
 		task.state = decision.state;

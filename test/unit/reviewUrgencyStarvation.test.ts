@@ -62,9 +62,6 @@ describe('review-urgency: EDF starvation of young tasks', () => {
 		await clock.runUntil(() => outcomes.size === 11, 200 * SECOND);
 		const youngChecks = checks.filter((check) => check.taskId === 'young');
 		const firstYoungCheck = youngChecks[0]?.at;
-		// What was seen: (printed for the report)
-		// eslint-disable-next-line no-console
-		console.log(`young: submitted ${youngSubmittedAt} ms, checks at ${JSON.stringify(youngChecks.map((c) => c.at))}, outcome ${JSON.stringify(outcomes.get('young'))}`);
 		expect(outcomes.get('young')?.kind).toBe('success');
 		// first-come-first-served (the old budget) checked it within about 12 s: 11 tasks, 1.1 s apart
 		expect(firstYoungCheck).toBeDefined();

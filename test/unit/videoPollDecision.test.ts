@@ -53,8 +53,11 @@ describe('decideAfterPoll', () => {
 	const state: WatchState = { record: { task_id: 't', status: 'QUEUED' }, submittedAt: 0, intervalMs: 5000, deadline: 30_000, failedPolls: 0 };
 	const running = { task: { task_id: 't', status: 'IN_PROGRESS', progress: '40%' } };
 
-	it('plans the next poll one interval after this one while the task runs', () => {
-		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined } });
+	it('plans the next poll one interval after this one while the task runs, and notes when the gateway last told its state', () => {
+		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined, lastSeenAt: 5000 } });
+		expect(decideAfterPoll(state, running, 5000, 5800)).toMatchObject({ state: { lastSeenAt: 5800 } });
+		// a failed check tells nothing
+		expect(decideAfterPoll({ ...state, lastSeenAt: 1000 }, { error: failure('server', 502), passing: true }, 5000)).toMatchObject({ state: { lastSeenAt: 1000 } });
 	});
 
 	it('after a 429 with a Retry-After, plans the next check when it says: sooner than the interval, or later, never before it', () => {
@@ -170,23 +173,28 @@ describe('a check sent again after a Retry-After (issue 19, bench row 11e)', () 
 	});
 });
 
-describe('checkUrgency: by due time, and checks that fell behind first, the task nearest its Max Wait first (issue 19, rows 11a, 11b, 11e)', () => {
-	it('a check on time goes by its due time, whatever its task\'s Max Wait', () => {
-		const young = checkUrgency({ deadline: 150_000 }, 31_000, 30_900);
-		const old = checkUrgency({ deadline: 120_000 }, 31_500, 30_900);
-		expect(young).toBeLessThan(old);
+describe('checkUrgency: on time by due time; behind: last checks first, then the stalest task (issue 19, rows 11a, 11b, 11e)', () => {
+	const task = (deadline: number, lastSeenAt: number) => ({ deadline, submittedAt: 0, lastSeenAt });
+	it('a check on time goes by its due time, whatever its task', () => {
+		expect(checkUrgency(task(150_000, 0), 31_000, 30_900)).toBeLessThan(checkUrgency(task(120_000, 0), 31_500, 30_900));
+		// within BEHIND_MS of its due time it is still on time
+		expect(checkUrgency(task(120_000, 0), 60_000, 60_000 + BEHIND_MS)).toBe(60_000);
 	});
-	it('a check more than BEHIND_MS past its due time goes before every check on time, the nearest Max Wait first', () => {
-		const onTime = checkUrgency({ deadline: 120_000 }, 61_000, 61_000);
-		const behindOld = checkUrgency({ deadline: 120_000 }, 60_000, 60_000 + BEHIND_MS + 1);
-		const behindYoung = checkUrgency({ deadline: 150_000 }, 55_000, 60_000 + BEHIND_MS + 1);
-		expect(behindOld).toBeLessThan(behindYoung);
-		expect(behindYoung).toBeLessThan(onTime);
-		// within BEHIND_MS it is still on time
-		expect(checkUrgency({ deadline: 120_000 }, 60_000, 60_000 + BEHIND_MS)).toBe(60_000);
+	it('a check more than BEHIND_MS past its due time goes before every check on time', () => {
+		const now = 60_000 + BEHIND_MS + 1;
+		expect(checkUrgency(task(150_000, 50_000), 60_000, now)).toBeLessThan(checkUrgency(task(120_000, 0), 60_400, now));
+		// also with epoch times
+		const epoch = Date.now();
+		expect(checkUrgency({ deadline: epoch + 120_000, submittedAt: epoch - 60_000, lastSeenAt: epoch - 1000 }, epoch - 1000, epoch)).toBeLessThan(checkUrgency({ deadline: epoch + 60_000, submittedAt: epoch, lastSeenAt: epoch }, epoch, epoch));
 	});
-	it('ranks behind checks first also with epoch times', () => {
-		const now = Date.now();
-		expect(checkUrgency({ deadline: now + 120_000 }, now - 1000, now)).toBeLessThan(checkUrgency({ deadline: now + 60_000 }, now, now));
+	it('behind: a last check (at Max Wait) first, the nearest Max Wait first; then the task the gateway told about longest ago', () => {
+		const now = 200_000;
+		const lastNear = checkUrgency(task(120_000, 90_000), 120_000, now);
+		const lastFar = checkUrgency(task(150_000, 10_000), 150_000, now);
+		const stale = checkUrgency(task(300_000, 10_000), 100_000, now);
+		const fresh = checkUrgency(task(200_000, 90_000), 100_000, now);
+		expect([lastNear, lastFar, stale, fresh]).toEqual([...[lastNear, lastFar, stale, fresh]].sort((x, y) => x - y));
+		// a task never seen since its submit counts from its submit
+		expect(checkUrgency({ deadline: 300_000, submittedAt: 5000 }, 100_000, now)).toBeLessThan(stale);
 	});
 });
