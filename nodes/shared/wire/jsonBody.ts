@@ -90,10 +90,23 @@ interface BodyPlan {
 	files: Base64Text[];
 }
 
+/** Fresh markers tried before a body is given up as one whose text cannot be told from its files. */
+const MARKER_TRIES = 8;
+
 function planBody(body: unknown): BodyPlan | string {
+	const nonce = Math.random().toString(36).slice(2, 12);
+	for (let attempt = 0; attempt < MARKER_TRIES; attempt++) {
+		// A marker no JSON text of ours holds; if a value had it (the count check), a fresh one is tried.
+		const plan = planWith(body, `mgw-file-${nonce}-${attempt > 0 ? `${attempt}-` : ''}`);
+		if (plan !== undefined) return plan;
+	}
+	// Never toJSON on a streamed file: that has no text to give, only the body that sends it.
+	throw new Error('The request body holds text that cannot be told apart from where its files go; change the text and run again');
+}
+
+/** The plan with `marker` where the files go, or undefined when the text already held the marker. */
+function planWith(body: unknown, marker: string): BodyPlan | string | undefined {
 	const files: Base64Text[] = [];
-	// A marker no JSON text of ours holds: the count check below falls back if a value had it.
-	const marker = `mgw-file-${Math.random().toString(36).slice(2, 12)}-`;
 	planning = true;
 	let text: string;
 	try {
@@ -109,7 +122,7 @@ function planBody(body: unknown): BodyPlan | string {
 	if (files.length === 0) return text;
 	const pieces = text.split(new RegExp(`"${marker}(\\d+)"`));
 	// pieces: text, index, text, index, …, text
-	if (pieces.length !== 2 * files.length + 1) return JSON.stringify(body);
+	if (pieces.length !== 2 * files.length + 1 || text.split(marker).length !== files.length + 1) return undefined;
 	return {
 		// Each file's quotes and prefix go with the text around it.
 		texts: pieces.filter((_, i) => i % 2 === 0).map((piece, i, all) => `${i > 0 ? '"' : ''}${piece}${i < all.length - 1 ? `"${files[Number(pieces[2 * i + 1])].prefix}` : ''}`),
