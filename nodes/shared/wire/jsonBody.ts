@@ -155,7 +155,7 @@ export function encodeJsonBody(body: unknown): string | Buffer | StreamedJsonBod
 export interface OpenedBody {
 	/** A Node Readable (or, where n8n's binary stream is no Node Readable, the whole body as bytes). */
 	body: NodeReadable | Buffer;
-	/** Why the body failed (a file read is not the file checked), once it has: the request's error. */
+	/** Why the body failed (a file read is not the file checked, or could not be read), once it has: the request's error. */
 	readonly failure: Error | undefined;
 	/** Ends the body and closes every file it opened (idempotent): after the attempt, or when it fails. */
 	close(): void;
@@ -173,19 +173,24 @@ export class StreamedJsonBody {
 		this.size = size;
 	}
 
-	/** Opens the files (the first now, the others when the body reaches them) and the body over them. */
-	async open(): Promise<OpenedBody> {
+	/**
+	 * Opens the files (the first now, the others when the body reaches them) and the body over them.
+	 * Every open ends with `signal` (the attempt's deadline, a Stop) or the body's close: a file that
+	 * opens after that is closed at once.
+	 */
+	async open(signal?: AbortSignal): Promise<OpenedBody> {
 		const opened: NodeReadable[] = [];
-		const state: BodyState = { failure: undefined, closed: false };
+		const closing = new AbortController();
+		const state: BodyState = { failure: undefined, closed: false, ends: signal ? AbortSignal.any([signal, closing.signal]) : closing.signal };
 		const first = this.plan.files.find((file) => !Buffer.isBuffer(file.source))?.source as FileStreamSource;
-		let firstStream: NodeReadable | undefined = await openSource(first, opened);
+		let firstStream: NodeReadable | undefined = await openSource(first, opened, state);
 		const openNext = async (source: FileStreamSource) => {
 			if (source === first && firstStream !== undefined) {
 				const stream = firstStream;
 				firstStream = undefined;
 				return stream;
 			}
-			return await openSource(source, opened);
+			return await openSource(source, opened, state);
 		};
 		const plan = this.plan;
 		async function* chunks(): AsyncGenerator<Buffer> {
@@ -200,6 +205,7 @@ export class StreamedJsonBody {
 		const close = () => {
 			if (state.closed) return;
 			state.closed = true;
+			closing.abort();
 			for (const stream of opened) closeStream(stream);
 		};
 		// Node's Readable.from ignores `this`, and every Readable inherits it.
@@ -241,10 +247,46 @@ function closeStream(stream: NodeReadable): void {
 interface BodyState {
 	failure: Error | undefined;
 	closed: boolean;
+	/** Ends every open: the attempt's deadline, a Stop, the body's close. */
+	ends: AbortSignal;
 }
 
-async function openSource(source: FileStreamSource, opened: NodeReadable[]): Promise<NodeReadable> {
-	const stream = await source.open();
+const OPEN_TOO_SLOW = 'could not be opened in time (its read did not start)';
+
+/** An open that ended (deadline, Stop, body closed) before the file opened. */
+class OpenEnded extends Error {
+	override readonly name = 'AbortError';
+
+	constructor(readonly source: FileStreamSource) {
+		super('The request body was closed before its file opened');
+	}
+}
+
+/** The error of the file whose open the attempt's end cut (an error of `open`), or undefined: should the deadline have cut it, the file is who to blame. */
+export function stalledFileOf(error: unknown): Error | undefined {
+	return error instanceof OpenEnded ? error.source.changed(OPEN_TOO_SLOW) : undefined;
+}
+
+/** Opens a file for the body, raced against the body's end: a stream that opens after it is closed at once. */
+async function openSource(source: FileStreamSource, opened: NodeReadable[], state: BodyState): Promise<NodeReadable> {
+	if (state.ends.aborted) throw new OpenEnded(source);
+	const opening = source.open();
+	let onEnd: (() => void) | undefined;
+	const stream = await new Promise<NodeReadable>((resolve, reject) => {
+		onEnd = () => {
+			// Should it open after all, too late: closed at once.
+			opening.then(closeStream, () => undefined);
+			reject(new OpenEnded(source));
+		};
+		state.ends.addEventListener('abort', onEnd, { once: true });
+		opening.then(resolve, reject);
+	}).finally(() => {
+		if (onEnd) state.ends.removeEventListener('abort', onEnd);
+	});
+	if (state.closed || state.ends.aborted) {
+		closeStream(stream);
+		throw new OpenEnded(source);
+	}
 	opened.push(stream);
 	return stream;
 }

@@ -47,7 +47,7 @@ import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
 import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
-import { encodeJsonBody, StreamedJsonBody } from './jsonBody';
+import { encodeJsonBody, StreamedJsonBody, stalledFileOf } from './jsonBody';
 import type { OpenedBody } from './jsonBody';
 
 export { CREDENTIAL_TYPE };
@@ -605,10 +605,13 @@ export class GatewayClient {
 		// relays get a body of known length, not chunks), closed when the answer is done or the request fails.
 		let opened: OpenedBody;
 		try {
-			opened = await encoded.open();
+			// Every file's open ends with the attempt (its deadline, a Stop): an S3 GET that never answers too.
+			opened = await encoded.open(attempt.signal);
 		} catch (error) {
-			attempt.bodyFailure = error instanceof Error ? error : new Error(String(error));
-			throw attempt.bodyFailure;
+			// Nothing was sent. A Stop is a Stop (the caller's cancel path); a deadline passed while the
+			// file opened is that file's failure; a file that could not be opened fails with its own error.
+			if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error) : error instanceof Error ? error : new Error(String(error));
+			throw attempt.bodyFailure ?? error;
 		}
 		// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
 		options.body = opened.body as unknown as IHttpRequestOptions['body'];
