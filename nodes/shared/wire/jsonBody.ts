@@ -291,6 +291,13 @@ async function openSource(source: FileStreamSource, opened: NodeReadable[], stat
 	return stream;
 }
 
+/** A read error in a few words: its code and message. */
+function readProblem(error: unknown): string {
+	const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+	const text = typeof message === 'string' && message !== '' ? message : String(error);
+	return typeof code === 'string' && code !== '' && !text.includes(code) ? `${code}: ${text}` : text;
+}
+
 /**
  * One streamed file's Base64, encoded as it is read (0 to 2 bytes carried to the next chunk, so
  * the text is the file's in one piece); a file that is not the one checked (longer or shorter
@@ -325,6 +332,10 @@ async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, s
 			carry = Buffer.from(bytes.subarray(whole));
 			yield* base64Pieces(bytes.subarray(0, whole));
 		}
+	} catch (error) {
+		// A failure found above stays; else the file's own read failed part way (EIO, a store's connection
+		// reset): the file's error, not the network's.
+		throw error === state.failure ? state.failure : fail(`could not be read (${readProblem(error)}, after ${read} of its ${source.size} bytes)`);
 	} finally {
 		closeStream(stream);
 	}
