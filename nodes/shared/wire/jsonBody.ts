@@ -157,6 +157,13 @@ export interface OpenedBody {
 	body: NodeReadable | Buffer;
 	/** Why the body failed (a file read is not the file checked, or could not be read), once it has: the request's error. */
 	readonly failure: Error | undefined;
+	/**
+	 * Whether the body was read to its last byte. With its exact Content-Length, a body that was not
+	 * never reached the gateway whole: the gateway cannot have acted on it.
+	 */
+	readonly ended: boolean;
+	/** The file the body is waiting for (to open, or for its next bytes) as that file's error, or undefined: who to blame when the body stalls. */
+	stalled(): Error | undefined;
 	/** Ends the body and closes every file it opened (idempotent): after the attempt, or when it fails. */
 	close(): void;
 }
@@ -181,7 +188,7 @@ export class StreamedJsonBody {
 	async open(signal?: AbortSignal): Promise<OpenedBody> {
 		const opened: NodeReadable[] = [];
 		const closing = new AbortController();
-		const state: BodyState = { failure: undefined, closed: false, ends: signal ? AbortSignal.any([signal, closing.signal]) : closing.signal };
+		const state: BodyState = { failure: undefined, closed: false, ended: false, waiting: undefined, ends: signal ? AbortSignal.any([signal, closing.signal]) : closing.signal };
 		const first = this.plan.files.find((file) => !Buffer.isBuffer(file.source))?.source as FileStreamSource;
 		let firstStream: NodeReadable | undefined = await openSource(first, opened, state);
 		const openNext = async (source: FileStreamSource) => {
@@ -208,6 +215,13 @@ export class StreamedJsonBody {
 			closing.abort();
 			for (const stream of opened) closeStream(stream);
 		};
+		const stalled = () => {
+			const waiting = state.waiting;
+			if (waiting === undefined || state.ended) return undefined;
+			return waiting.source.changed(
+				waiting.read === undefined ? OPEN_TOO_SLOW : `did not reach its end in time (${waiting.read} of its ${waiting.source.size} bytes read, then nothing more)`,
+			);
+		};
 		// Node's Readable.from ignores `this`, and every Readable inherits it.
 		const from = (firstStream.constructor as { from?: (iterable: AsyncIterable<Buffer>, options: { objectMode: boolean }) => NodeReadable }).from;
 		if (typeof from !== 'function') {
@@ -218,16 +232,24 @@ export class StreamedJsonBody {
 			} finally {
 				close();
 			}
-			return { body: Buffer.concat(parts), failure: state.failure, close };
+			state.ended = true;
+			return { body: Buffer.concat(parts), failure: state.failure, ended: true, stalled, close };
 		}
 		const body = from(chunks(), { objectMode: false });
 		// However the body ends (sent, failed, destroyed unread), its files are closed.
 		body.once('close', close);
+		body.once('end', () => {
+			state.ended = true;
+		});
 		return {
 			body,
 			get failure() {
 				return state.failure;
 			},
+			get ended() {
+				return state.ended;
+			},
+			stalled,
 			close: () => {
 				if (!body.destroyed) body.destroy();
 				close();
@@ -247,6 +269,10 @@ function closeStream(stream: NodeReadable): void {
 interface BodyState {
 	failure: Error | undefined;
 	closed: boolean;
+	/** The body was read to its last byte. */
+	ended: boolean;
+	/** The file the body waits for: to open (`read` undefined), or for more bytes after `read`. */
+	waiting: { source: FileStreamSource; read: number | undefined } | undefined;
 	/** Ends every open: the attempt's deadline, a Stop, the body's close. */
 	ends: AbortSignal;
 }
@@ -270,6 +296,7 @@ export function stalledFileOf(error: unknown): Error | undefined {
 /** Opens a file for the body, raced against the body's end: a stream that opens after it is closed at once. */
 async function openSource(source: FileStreamSource, opened: NodeReadable[], state: BodyState): Promise<NodeReadable> {
 	if (state.ends.aborted) throw new OpenEnded(source);
+	state.waiting = { source, read: undefined };
 	const opening = source.open();
 	let onEnd: (() => void) | undefined;
 	const stream = await new Promise<NodeReadable>((resolve, reject) => {
@@ -288,6 +315,7 @@ async function openSource(source: FileStreamSource, opened: NodeReadable[], stat
 		throw new OpenEnded(source);
 	}
 	opened.push(stream);
+	state.waiting = undefined;
 	return stream;
 }
 
@@ -313,8 +341,14 @@ async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, s
 	let carry = Buffer.alloc(0);
 	let read = 0;
 	let head: Buffer | undefined = source.checkHead ? Buffer.alloc(0) : undefined;
+	// Set while the body waits for the file's next bytes (not while the request reads what it was given).
+	const waitForFile = () => {
+		state.waiting = { source, read };
+	};
+	waitForFile();
 	try {
 		for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+			state.waiting = undefined;
 			const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
 			read += part.length;
 			if (read > source.size) throw fail(`holds more than the ${source.size} bytes n8n recorded for it`);
@@ -331,12 +365,14 @@ async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, s
 			// A copy: the carry must not keep the whole chunk alive.
 			carry = Buffer.from(bytes.subarray(whole));
 			yield* base64Pieces(bytes.subarray(0, whole));
+			waitForFile();
 		}
 	} catch (error) {
 		// A failure found above stays; else the file's own read failed part way (EIO, a store's connection
 		// reset): the file's error, not the network's.
 		throw error === state.failure ? state.failure : fail(`could not be read (${readProblem(error)}, after ${read} of its ${source.size} bytes)`);
 	} finally {
+		state.waiting = undefined;
 		closeStream(stream);
 	}
 	if (read !== source.size) throw fail(`holds ${read} bytes, not the ${source.size} bytes n8n recorded for it`);
