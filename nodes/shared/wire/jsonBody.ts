@@ -90,10 +90,23 @@ interface BodyPlan {
 	files: Base64Text[];
 }
 
+/** Fresh markers tried before a body is given up as one whose text cannot be told from its files. */
+const MARKER_TRIES = 8;
+
 function planBody(body: unknown): BodyPlan | string {
+	const nonce = Math.random().toString(36).slice(2, 12);
+	for (let attempt = 0; attempt < MARKER_TRIES; attempt++) {
+		// A marker no JSON text of ours holds; if a value had it (the count check), a fresh one is tried.
+		const plan = planWith(body, `mgw-file-${nonce}-${attempt > 0 ? `${attempt}-` : ''}`);
+		if (plan !== undefined) return plan;
+	}
+	// Never toJSON on a streamed file: that has no text to give, only the body that sends it.
+	throw new Error('The request body holds text that cannot be told apart from where its files go; change the text and run again');
+}
+
+/** The plan with `marker` where the files go, or undefined when the text already held the marker. */
+function planWith(body: unknown, marker: string): BodyPlan | string | undefined {
 	const files: Base64Text[] = [];
-	// A marker no JSON text of ours holds: the count check below falls back if a value had it.
-	const marker = `mgw-file-${Math.random().toString(36).slice(2, 12)}-`;
 	planning = true;
 	let text: string;
 	try {
@@ -109,7 +122,7 @@ function planBody(body: unknown): BodyPlan | string {
 	if (files.length === 0) return text;
 	const pieces = text.split(new RegExp(`"${marker}(\\d+)"`));
 	// pieces: text, index, text, index, …, text
-	if (pieces.length !== 2 * files.length + 1) return JSON.stringify(body);
+	if (pieces.length !== 2 * files.length + 1 || text.split(marker).length !== files.length + 1) return undefined;
 	return {
 		// Each file's quotes and prefix go with the text around it.
 		texts: pieces.filter((_, i) => i % 2 === 0).map((piece, i, all) => `${i > 0 ? '"' : ''}${piece}${i < all.length - 1 ? `"${files[Number(pieces[2 * i + 1])].prefix}` : ''}`),
@@ -142,8 +155,15 @@ export function encodeJsonBody(body: unknown): string | Buffer | StreamedJsonBod
 export interface OpenedBody {
 	/** A Node Readable (or, where n8n's binary stream is no Node Readable, the whole body as bytes). */
 	body: NodeReadable | Buffer;
-	/** Why the body failed (a file read is not the file checked), once it has: the request's error. */
+	/** Why the body failed (a file read is not the file checked, or could not be read), once it has: the request's error. */
 	readonly failure: Error | undefined;
+	/**
+	 * Whether the body was read to its last byte. With its exact Content-Length, a body that was not
+	 * never reached the gateway whole: the gateway cannot have acted on it.
+	 */
+	readonly ended: boolean;
+	/** The file the body is waiting for (to open, or for its next bytes) as that file's error, or undefined: who to blame when the body stalls. */
+	stalled(): Error | undefined;
 	/** Ends the body and closes every file it opened (idempotent): after the attempt, or when it fails. */
 	close(): void;
 }
@@ -160,19 +180,24 @@ export class StreamedJsonBody {
 		this.size = size;
 	}
 
-	/** Opens the files (the first now, the others when the body reaches them) and the body over them. */
-	async open(): Promise<OpenedBody> {
+	/**
+	 * Opens the files (the first now, the others when the body reaches them) and the body over them.
+	 * Every open ends with `signal` (the attempt's deadline, a Stop) or the body's close: a file that
+	 * opens after that is closed at once.
+	 */
+	async open(signal?: AbortSignal): Promise<OpenedBody> {
 		const opened: NodeReadable[] = [];
-		const state: BodyState = { failure: undefined, closed: false };
+		const closing = new AbortController();
+		const state: BodyState = { failure: undefined, closed: false, ended: false, waiting: undefined, ends: signal ? AbortSignal.any([signal, closing.signal]) : closing.signal };
 		const first = this.plan.files.find((file) => !Buffer.isBuffer(file.source))?.source as FileStreamSource;
-		let firstStream: NodeReadable | undefined = await openSource(first, opened);
+		let firstStream: NodeReadable | undefined = await openSource(first, opened, state);
 		const openNext = async (source: FileStreamSource) => {
 			if (source === first && firstStream !== undefined) {
 				const stream = firstStream;
 				firstStream = undefined;
 				return stream;
 			}
-			return await openSource(source, opened);
+			return await openSource(source, opened, state);
 		};
 		const plan = this.plan;
 		async function* chunks(): AsyncGenerator<Buffer> {
@@ -187,7 +212,15 @@ export class StreamedJsonBody {
 		const close = () => {
 			if (state.closed) return;
 			state.closed = true;
+			closing.abort();
 			for (const stream of opened) closeStream(stream);
+		};
+		const stalled = () => {
+			const waiting = state.waiting;
+			if (waiting === undefined || state.ended) return undefined;
+			return waiting.source.changed(
+				waiting.read === undefined ? OPEN_TOO_SLOW : `did not reach its end in time (${waiting.read} of its ${waiting.source.size} bytes read, then nothing more)`,
+			);
 		};
 		// Node's Readable.from ignores `this`, and every Readable inherits it.
 		const from = (firstStream.constructor as { from?: (iterable: AsyncIterable<Buffer>, options: { objectMode: boolean }) => NodeReadable }).from;
@@ -199,16 +232,24 @@ export class StreamedJsonBody {
 			} finally {
 				close();
 			}
-			return { body: Buffer.concat(parts), failure: state.failure, close };
+			state.ended = true;
+			return { body: Buffer.concat(parts), failure: state.failure, ended: true, stalled, close };
 		}
 		const body = from(chunks(), { objectMode: false });
 		// However the body ends (sent, failed, destroyed unread), its files are closed.
 		body.once('close', close);
+		body.once('end', () => {
+			state.ended = true;
+		});
 		return {
 			body,
 			get failure() {
 				return state.failure;
 			},
+			get ended() {
+				return state.ended;
+			},
+			stalled,
 			close: () => {
 				if (!body.destroyed) body.destroy();
 				close();
@@ -228,12 +269,61 @@ function closeStream(stream: NodeReadable): void {
 interface BodyState {
 	failure: Error | undefined;
 	closed: boolean;
+	/** The body was read to its last byte. */
+	ended: boolean;
+	/** The file the body waits for: to open (`read` undefined), or for more bytes after `read`. */
+	waiting: { source: FileStreamSource; read: number | undefined } | undefined;
+	/** Ends every open: the attempt's deadline, a Stop, the body's close. */
+	ends: AbortSignal;
 }
 
-async function openSource(source: FileStreamSource, opened: NodeReadable[]): Promise<NodeReadable> {
-	const stream = await source.open();
+const OPEN_TOO_SLOW = 'could not be opened in time (its read did not start)';
+
+/** An open that ended (deadline, Stop, body closed) before the file opened. */
+class OpenEnded extends Error {
+	override readonly name = 'AbortError';
+
+	constructor(readonly source: FileStreamSource) {
+		super('The request body was closed before its file opened');
+	}
+}
+
+/** The error of the file whose open the attempt's end cut (an error of `open`), or undefined: should the deadline have cut it, the file is who to blame. */
+export function stalledFileOf(error: unknown): Error | undefined {
+	return error instanceof OpenEnded ? error.source.changed(OPEN_TOO_SLOW) : undefined;
+}
+
+/** Opens a file for the body, raced against the body's end: a stream that opens after it is closed at once. */
+async function openSource(source: FileStreamSource, opened: NodeReadable[], state: BodyState): Promise<NodeReadable> {
+	if (state.ends.aborted) throw new OpenEnded(source);
+	state.waiting = { source, read: undefined };
+	const opening = source.open();
+	let onEnd: (() => void) | undefined;
+	const stream = await new Promise<NodeReadable>((resolve, reject) => {
+		onEnd = () => {
+			// Should it open after all, too late: closed at once.
+			opening.then(closeStream, () => undefined);
+			reject(new OpenEnded(source));
+		};
+		state.ends.addEventListener('abort', onEnd, { once: true });
+		opening.then(resolve, reject);
+	}).finally(() => {
+		if (onEnd) state.ends.removeEventListener('abort', onEnd);
+	});
+	if (state.closed || state.ends.aborted) {
+		closeStream(stream);
+		throw new OpenEnded(source);
+	}
 	opened.push(stream);
+	state.waiting = undefined;
 	return stream;
+}
+
+/** A read error in a few words: its code and message. */
+function readProblem(error: unknown): string {
+	const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+	const text = typeof message === 'string' && message !== '' ? message : String(error);
+	return typeof code === 'string' && code !== '' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
 /**
@@ -251,8 +341,14 @@ async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, s
 	let carry = Buffer.alloc(0);
 	let read = 0;
 	let head: Buffer | undefined = source.checkHead ? Buffer.alloc(0) : undefined;
+	// Set while the body waits for the file's next bytes (not while the request reads what it was given).
+	const waitForFile = () => {
+		state.waiting = { source, read };
+	};
+	waitForFile();
 	try {
 		for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+			state.waiting = undefined;
 			const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
 			read += part.length;
 			if (read > source.size) throw fail(`holds more than the ${source.size} bytes n8n recorded for it`);
@@ -269,8 +365,14 @@ async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, s
 			// A copy: the carry must not keep the whole chunk alive.
 			carry = Buffer.from(bytes.subarray(whole));
 			yield* base64Pieces(bytes.subarray(0, whole));
+			waitForFile();
 		}
+	} catch (error) {
+		// A failure found above stays; else the file's own read failed part way (EIO, a store's connection
+		// reset): the file's error, not the network's.
+		throw error === state.failure ? state.failure : fail(`could not be read (${readProblem(error)}, after ${read} of its ${source.size} bytes)`);
 	} finally {
+		state.waiting = undefined;
 		closeStream(stream);
 	}
 	if (read !== source.size) throw fail(`holds ${read} bytes, not the ${source.size} bytes n8n recorded for it`);

@@ -48,7 +48,7 @@ import { SendPace } from './pace';
 import type { Urgency } from './pace';
 import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
-import { encodeJsonBody, StreamedJsonBody } from './jsonBody';
+import { encodeJsonBody, StreamedJsonBody, stalledFileOf } from './jsonBody';
 import type { OpenedBody } from './jsonBody';
 
 export { CREDENTIAL_TYPE };
@@ -152,6 +152,8 @@ interface CallLimit {
 /** What a paid request's error says when it may have acted; composed once, when the call gives up. */
 const MAY_HAVE_GONE_THROUGH = 'The request may have gone through even so.';
 const NOT_SENT_AGAIN = 'The request may have gone through even so: it was not sent again, so as not to pay twice.';
+/** A streamed body cut before its end (its Content-Length exact): the gateway cannot have acted on it. */
+const NOT_WHOLE = 'The gateway did not get the whole request (it was cut before its end), so it did not act on it.';
 const ERROR_BODY_LIMIT = 64 * 1024;
 /** A JSON answer larger than this is not a gateway answer of any endpoint here. */
 const JSON_BODY_LIMIT = 64 * 1024 * 1024;
@@ -228,6 +230,11 @@ class AttemptSignal {
 	 * the call fails with this error as it is (the item's own), never retried nor read as the network's.
 	 */
 	bodyFailure: Error | undefined;
+	/**
+	 * Set when the request failed before its streamed body (of exact Content-Length) reached its
+	 * end: the gateway never got the whole request, so it cannot have acted on it.
+	 */
+	bodyCut = false;
 
 	/**
 	 * `reportedMs`: the limit the messages name (the whole of the item's deadline when that, not
@@ -606,10 +613,14 @@ export class GatewayClient {
 		// relays get a body of known length, not chunks), closed when the answer is done or the request fails.
 		let opened: OpenedBody;
 		try {
-			opened = await encoded.open();
+			// Every file's open ends with the attempt (its deadline, a Stop): an S3 GET that never answers too.
+			opened = await encoded.open(attempt.signal);
 		} catch (error) {
-			attempt.bodyFailure = error instanceof Error ? error : new Error(String(error));
-			throw attempt.bodyFailure;
+			// Nothing was sent. A Stop is a Stop (the caller's cancel path); a deadline passed while the
+			// file opened is that file's failure; a file that could not be opened fails with its own error.
+			attempt.bodyCut = true;
+			if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error) : error instanceof Error ? error : new Error(String(error));
+			throw attempt.bodyFailure ?? error;
 		}
 		// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
 		options.body = opened.body as unknown as IHttpRequestOptions['body'];
@@ -619,9 +630,12 @@ export class GatewayClient {
 			response = (await this.ctx.helpers.httpRequest(options)) as RawResponse;
 		} finally {
 			if (response === undefined) {
+				// Who held the body up, asked before closing it: a file that stopped giving bytes when the deadline came.
+				const stalled = attempt.timedOut ? opened.stalled() : undefined;
 				opened.close();
-				// A file that is not the one checked fails the request with its own error, not as the network's.
-				attempt.bodyFailure = opened.failure;
+				attempt.bodyCut = !opened.ended;
+				// A file that is not the one checked, could not be read, or stalled fails the request with its own error, not as the network's.
+				attempt.bodyFailure = opened.failure ?? stalled;
 			}
 		}
 		response.body.once('close', opened.close);
@@ -696,7 +710,9 @@ export class GatewayClient {
 	/** A failure while sending or reading: a Stop, the deadline, or the network. */
 	private readFailure(error: unknown, attempt: AttemptSignal, call: GatewayCall, what: string): GatewayError {
 		if (error instanceof GatewayError) return error;
-		if (attempt.cancelled) return this.cancelled(call, call.body !== undefined);
+		// A streamed body cut before its end: the gateway did not get the whole request.
+		const cut = attempt.bodyCut;
+		if (attempt.cancelled) return this.cancelled(call, call.body !== undefined && !cut);
 		const sentBody = call.body !== undefined && (call.method ?? 'POST') !== 'GET';
 		if (attempt.timedOut || (isAbortError(error) && !attempt.cancelled)) {
 			return new GatewayError({
@@ -704,12 +720,13 @@ export class GatewayClient {
 				headline: attempt.cutBy
 					? `${what} failed: no complete answer within the ${secondsText(attempt.deadlineMs)} s left of ${attempt.cutBy}`
 					: `${what} failed: no complete answer within ${secondsText(attempt.reportedMs)} s`,
-				hint: sentBody ? MAY_HAVE_GONE_THROUGH : undefined,
-				mayHaveActed: sentBody,
+				hint: cut ? NOT_WHOLE : sentBody ? MAY_HAVE_GONE_THROUGH : undefined,
+				mayHaveActed: sentBody && !cut,
 				...this.errorExtra(call),
 			});
 		}
 		const failure = networkError(what, error, hostOf(this.url(call.path)), this.errorExtra(call));
+		if (cut) return failure.with({ mayHaveActed: false, hint: NOT_WHOLE });
 		if (!sentBody) return failure.mayHaveActed ? failure.with({ mayHaveActed: false }) : failure;
 		return failure.mayHaveActed && !failure.hint ? failure.with({ hint: MAY_HAVE_GONE_THROUGH }) : failure;
 	}
