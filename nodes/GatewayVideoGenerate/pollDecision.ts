@@ -79,10 +79,11 @@ export const BEHIND_MS = 500;
 
 /**
  * The tiers of checks waiting for the budget, as offsets below any time on the clock (epoch
- * milliseconds stay below 1e13 for centuries): last checks that fell behind, then other checks that
- * fell behind, then checks on time.
+ * milliseconds stay below 1e13 for centuries): last checks that fell behind, then checks of tasks
+ * left unseen for two Poll Intervals, then other checks that fell behind, then checks on time.
  */
-const BEHIND_LAST = 2e13;
+const BEHIND_LAST = 3e13;
+const BEHIND_UNSEEN = 2e13;
 const BEHIND_ROUTINE = 1e13;
 
 /**
@@ -91,19 +92,23 @@ const BEHIND_ROUTINE = 1e13;
  * by its due time: the budget then sends every check within its interval, as the wait loop
  * planned them (latestSendTimes). A check that fell behind (more checks due than the budget can
  * send: a gateway refusing every second check with a 429 while about 160 videos run, bench row
- * 11e) goes before every check on time: first a task's last check (at Max Wait), the nearest Max
- * Wait first, since a last check that waits past the wait's end loses a result; then the task the
- * gateway told about longest ago (`lastSeenAt`), so that every task gets its turn and none is left
- * unchecked. Served by due time when behind, the retries of done tasks queued behind young tasks'
- * first checks past the end of their wait (29 of 1,000 videos reported still running); served by
- * Max Wait alone, a burst of checks due together sent young tasks' checks a little after their
- * interval (gaps of 30.6 s at a Poll Interval of 30 s in rows 11a and 11b), and ten tasks that never
- * finish kept a young task that was done from being checked at all (a review's test).
+ * 11e) goes before every check on time: a task's last check (at Max Wait) first, since one that
+ * waits past the wait's end loses a result; then a task the gateway has not told about for two
+ * Poll Intervals, the one seen longest ago first, so that no task goes unchecked however many
+ * others are older; then the task nearest to its Max Wait, the likelier to be done and with the
+ * fewest checks left. Served by due time when behind, the retries of done tasks queued behind
+ * young tasks' first checks past the end of their wait (29 of 1,000 videos reported still
+ * running); by the time each task was last seen, one check every 35 s or so for everyone, and a
+ * few done videos were not seen done by Max Wait; by Max Wait alone, a burst of checks due
+ * together sent young tasks' checks a little after their interval (rows 11a and 11b), and ten tasks
+ * that never finish kept a young task that was done from being checked at all (a review's test).
  */
-export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt'>, dueAt: number, now: number): number {
+export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'intervalMs'>, dueAt: number, now: number): number {
 	if (now <= dueAt + BEHIND_MS) return dueAt;
 	if (dueAt >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - BEHIND_LAST;
-	return (state.lastSeenAt ?? state.submittedAt) - BEHIND_ROUTINE;
+	const lastSeenAt = state.lastSeenAt ?? state.submittedAt;
+	if (now - lastSeenAt > 2 * state.intervalMs) return lastSeenAt - BEHIND_UNSEEN;
+	return state.deadline - BEHIND_ROUTINE;
 }
 
 /** One task's waiting state between polls. */

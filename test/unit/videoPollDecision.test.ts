@@ -173,8 +173,8 @@ describe('a check sent again after a Retry-After (issue 19, bench row 11e)', () 
 	});
 });
 
-describe('checkUrgency: on time by due time; behind: last checks first, then the stalest task (issue 19, rows 11a, 11b, 11e)', () => {
-	const task = (deadline: number, lastSeenAt: number) => ({ deadline, submittedAt: 0, lastSeenAt });
+describe('checkUrgency: on time by due time; behind: last checks, then tasks unseen for two intervals, then the nearest Max Wait (issue 19, rows 11a, 11b, 11e)', () => {
+	const task = (deadline: number, lastSeenAt: number) => ({ deadline, submittedAt: 0, lastSeenAt, intervalMs: 30_000 });
 	it('a check on time goes by its due time, whatever its task', () => {
 		expect(checkUrgency(task(150_000, 0), 31_000, 30_900)).toBeLessThan(checkUrgency(task(120_000, 0), 31_500, 30_900));
 		// within BEHIND_MS of its due time it is still on time
@@ -185,16 +185,20 @@ describe('checkUrgency: on time by due time; behind: last checks first, then the
 		expect(checkUrgency(task(150_000, 50_000), 60_000, now)).toBeLessThan(checkUrgency(task(120_000, 0), 60_400, now));
 		// also with epoch times
 		const epoch = Date.now();
-		expect(checkUrgency({ deadline: epoch + 120_000, submittedAt: epoch - 60_000, lastSeenAt: epoch - 1000 }, epoch - 1000, epoch)).toBeLessThan(checkUrgency({ deadline: epoch + 60_000, submittedAt: epoch, lastSeenAt: epoch }, epoch, epoch));
+		const behind = { deadline: epoch + 120_000, submittedAt: epoch - 60_000, lastSeenAt: epoch - 1000, intervalMs: 30_000 };
+		expect(checkUrgency(behind, epoch - 1000, epoch)).toBeLessThan(checkUrgency({ ...behind, deadline: epoch + 60_000 }, epoch, epoch));
 	});
-	it('behind: a last check (at Max Wait) first, the nearest Max Wait first; then the task the gateway told about longest ago', () => {
+	it('behind: a last check first (nearest Max Wait first), then a task unseen for two intervals (seen longest ago first), then the nearest Max Wait', () => {
 		const now = 200_000;
-		const lastNear = checkUrgency(task(120_000, 90_000), 120_000, now);
-		const lastFar = checkUrgency(task(150_000, 10_000), 150_000, now);
-		const stale = checkUrgency(task(300_000, 10_000), 100_000, now);
-		const fresh = checkUrgency(task(200_000, 90_000), 100_000, now);
-		expect([lastNear, lastFar, stale, fresh]).toEqual([...[lastNear, lastFar, stale, fresh]].sort((x, y) => x - y));
+		const lastNear = checkUrgency(task(120_000, 190_000), 120_000, now);
+		const lastFar = checkUrgency(task(150_000, 190_000), 150_000, now);
+		const unseenLong = checkUrgency(task(400_000, 100_000), 180_000, now);
+		const unseen = checkUrgency(task(300_000, 130_000), 180_000, now);
+		const nearMaxWait = checkUrgency(task(210_000, 190_000), 180_000, now);
+		const farMaxWait = checkUrgency(task(260_000, 150_000), 180_000, now);
+		const order = [lastNear, lastFar, unseenLong, unseen, nearMaxWait, farMaxWait];
+		expect(order).toEqual([...order].sort((x, y) => x - y));
 		// a task never seen since its submit counts from its submit
-		expect(checkUrgency({ deadline: 300_000, submittedAt: 5000 }, 100_000, now)).toBeLessThan(stale);
+		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now)).toBeLessThan(unseenLong);
 	});
 });
