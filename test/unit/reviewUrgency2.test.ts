@@ -1,0 +1,123 @@
+/**
+ * Hostile review of the tiered check urgency (96210f2): checkUrgency as a function urgency in
+ * SendPace and the status Lane, and the "no turn before the wait's end → timeout" rule in
+ * poller.ts pollOnce. Virtual clock with a timer queue.
+ */
+import { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
+import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
+import { checkUrgency, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import type { PollAnswer, TaskOutcome, WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { BUDGET_PACE, SendPace } from '../../nodes/shared/wire/pace';
+import { createVirtualClock } from '../helpers/virtualClock';
+
+const SECOND = 1000;
+
+interface Check {
+	taskId: string;
+	at: number;
+}
+
+/** Like generate.ts: a status lane, a fixed budget of checks per second, a check that goes out only after its turn. */
+function budgetedPoller(perSecond: number, answerOf: (taskId: string) => PollAnswer) {
+	const clock = createVirtualClock(0);
+	const budget = new SendPace(clock, BUDGET_PACE, perSecond);
+	const lane = new Lane(100);
+	const checks: Check[] = [];
+	const refusals: Check[] = [];
+	const poller = new TaskPoller({
+		clock,
+		limit: async (task, priority) => await lane.run(task, priority),
+		spacingMs: (1000 / perSecond) * BUDGET_PACE.gapMargin,
+		poll: async (taskId, remainingMs, sent, urgency): Promise<PollAnswer> => {
+			try {
+				await budget.wait(undefined, clock.now() + remainingMs, urgency);
+			} catch (error) {
+				refusals.push({ taskId, at: clock.now() });
+				// pollStatus: PastDeadline becomes a rate_limit GatewayError, a passing failure
+				return { error: error as Error, passing: true };
+			}
+			sent();
+			checks.push({ taskId, at: clock.now() });
+			return answerOf(taskId);
+		},
+	});
+	return { clock, poller, checks, refusals };
+}
+
+const running = (taskId: string): PollAnswer => ({ task: { task_id: taskId, status: 'IN_PROGRESS' } });
+const done = (taskId: string): PollAnswer => ({ task: { task_id: taskId, status: 'SUCCESS', result_url: `https://cdn/${taskId}.mp4` } });
+
+describe('review-urgency2: the "no turn before the wait ends" rule', () => {
+	it('a routine check refused for a queue that outlasts the wait does not end the wait before Max Wait: the last check (top tier once behind) would still have gone out', async () => {
+		// Budget 1 check/s (1.1 s apart); 20 stuck tasks, Poll Interval 5 s, ask for 4 checks/s: a backlog of checks that fell behind.
+		const { clock, poller, checks, refusals } = budgetedPoller(1, (taskId) => (taskId === 'short' ? done(taskId) : running(taskId)));
+		const outcomes = new Map<string, TaskOutcome>();
+		for (let i = 0; i < 20; i++) void poller.watch({ task_id: `stuck${i}`, status: 'QUEUED' }, { intervalMs: 5 * SECOND, maxWaitMs: 120 * SECOND }).then((o) => outcomes.set(`stuck${i}`, o));
+		// Submitted at 30 s, done from the start, Max Wait 20 s: its first check (35 s) meets a backlog of ~20 behind checks (22 s) > its wait left (16.5 s).
+		void (async () => {
+			await clock.sleep(30 * SECOND);
+			outcomes.set('short', await poller.watch({ task_id: 'short', status: 'QUEUED' }, { intervalMs: 5 * SECOND, maxWaitMs: 20 * SECOND }));
+		})();
+		await clock.runUntil(() => outcomes.size === 21, 400 * SECOND);
+		const short = outcomes.get('short') as TaskOutcome;
+		const shortRefusals = refusals.filter((r) => r.taskId === 'short');
+		const shortChecks = checks.filter((c) => c.taskId === 'short');
+		// On main: refused at 35 s (PastDeadline 'turn', computed while it was on time, behind ~20 behind checks), and the wait
+		// ends at once as a timeout after 5 s of a 20 s Max Wait, never checked; its last check at 50 s would have gone first.
+		expect({ kind: short.kind, waitedMs: 'waitedMs' in short ? short.waitedMs : undefined, refusals: shortRefusals.map((r) => r.at), checks: shortChecks.length }).toEqual(
+			expect.objectContaining({ kind: 'success' }),
+		);
+	}, 60_000);
+});
+
+describe('review-urgency2: SendPace refuses by the urgency of now, not the one a waiter will have', () => {
+	it("a task's last check that arrives on time behind a backlog of behind checks is refused at once, though 0.5 s later it would be the most urgent and go out within its wait", async () => {
+		const clock = createVirtualClock(0);
+		const budget = new SendPace(clock, BUDGET_PACE, 10); // 110 ms apart
+		// 30 routine checks that fell behind (tier BEHIND_ROUTINE of tasks with Max Wait far off): 3.3 s of turns.
+		const backlog: Array<Promise<void>> = [];
+		for (let i = 0; i < 30; i++) backlog.push(budget.wait(undefined, undefined, 600_000 - 1e13).catch(() => undefined));
+		await clock.runUntil(() => true);
+		// A task whose Max Wait is at 1 s (deadline 1000, wait end 2500): its last check comes in at its deadline.
+		const state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'intervalMs'> = { submittedAt: -59_000, deadline: 1000, intervalMs: 5000, lastSeenAt: -4000 };
+		let result: string | undefined;
+		void (async () => {
+			await clock.sleep(1000);
+			const dueAt = state.deadline;
+			try {
+				await budget.wait(undefined, waitEndOf(state), () => checkUrgency(state, dueAt, clock.now()));
+				result = `sent at ${clock.now()}`;
+			} catch (error) {
+				result = `refused at ${clock.now()}: ${(error as Error).message}`;
+			}
+		})();
+		await clock.runUntil(() => result !== undefined, 60_000);
+		// On main: "refused at 1000: a wait of 3300 ms would pass the deadline (1500 ms left)". Queued, it would turn
+		// BEHIND_LAST at 1500 and take the next slot (~1.6 s), before its wait end at 2.5 s.
+		expect(result).toMatch(/^sent at /);
+		await Promise.all(backlog);
+	}, 30_000);
+});
+
+describe('review-urgency2: tasks never seen hog the unseen tier', () => {
+	it('tasks whose every check is refused (429 with Retry-After 1 s, sent and answered) stay "seen longest ago" for ever and take every turn: a task done from the start is only checked at its Max Wait', async () => {
+		const rateLimited = (taskId: string): PollAnswer => ({
+			error: Object.assign(new GatewayError({ kind: 'rate_limit', headline: `Checking video task ${taskId} failed: 429` }), { retryAfterMs: 1000 }),
+			passing: true,
+		});
+		// Budget 2 checks/s (550 ms apart); six tasks the gateway refuses every time (a per-task limit, a stuck task behind a proxy).
+		const { clock, poller, checks } = budgetedPoller(2, (taskId) => (taskId.startsWith('refused') ? rateLimited(taskId) : done(taskId)));
+		const outcomes = new Map<string, TaskOutcome>();
+		for (let i = 0; i < 6; i++) void poller.watch({ task_id: `refused${i}`, status: 'QUEUED' }, { intervalMs: 5 * SECOND, maxWaitMs: 90 * SECOND }).then((o) => outcomes.set(`refused${i}`, o));
+		void (async () => {
+			await clock.sleep(1 * SECOND);
+			for (let i = 0; i < 3; i++) void poller.watch({ task_id: `good${i}`, status: 'QUEUED' }, { intervalMs: 5 * SECOND, maxWaitMs: 90 * SECOND }).then((o) => outcomes.set(`good${i}`, o));
+		})();
+		await clock.runUntil(() => outcomes.size === 9, 400 * SECOND);
+		const firstGood = [0, 1, 2].map((i) => checks.find((c) => c.taskId === `good${i}`)?.at);
+		// Every good task is done at its first check (due at 6 s). A fair order checks each within a few intervals.
+		// On main: each is first checked only when its last check (tier BEHIND_LAST) jumps the queue at ~91 s.
+		for (const at of firstGood) expect(at).toBeLessThan(30 * SECOND);
+	}, 60_000);
+});
