@@ -121,3 +121,51 @@ describe('review-urgency2: tasks never seen hog the unseen tier', () => {
 		for (const at of firstGood) expect(at).toBeLessThan(30 * SECOND);
 	}, 60_000);
 });
+
+describe('review-urgency2: a routine check that waits into the last second is the last check, but keeps a routine rank', () => {
+	it('a check due 3 s before Max Wait, still queued at Max Wait (so the task gets no other last check), is refused at the wait end behind tasks merely unseen', async () => {
+		const clock = createVirtualClock(0);
+		const budget = new SendPace(clock, BUDGET_PACE, 10); // 110 ms apart
+		const gap = 110;
+		// A steady backlog of checks of tasks unseen for two intervals: 20 waiting, and one more per turn for 10 s.
+		const others: Array<Promise<void>> = [];
+		let seq = 0;
+		const addUnseen = () => others.push(budget.wait(undefined, undefined, -2e13 + seq++).catch(() => undefined));
+		for (let i = 0; i < 20; i++) addUnseen();
+		void (async () => {
+			for (let t = 0; t < 10_000; t += gap) {
+				await clock.sleep(gap);
+				addUnseen();
+			}
+		})();
+		// Task T: Max Wait at 4 s (wait end 5.5 s), seen at -4 s, Poll Interval 5 s; its check due at 1 s (3 s before Max Wait).
+		const state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'intervalMs'> = { submittedAt: -56_000, deadline: 4000, intervalMs: 5000, lastSeenAt: -4000 };
+		let result: string | undefined;
+		void (async () => {
+			await clock.sleep(1000);
+			const dueAt = 1000;
+			try {
+				await budget.wait(undefined, waitEndOf(state), () => checkUrgency(state, dueAt, clock.now()));
+				result = `sent at ${clock.now()}`;
+			} catch (error) {
+				result = `refused at ${clock.now()}: ${(error as Error).message}`;
+			}
+		})();
+		await clock.runUntil(() => result !== undefined, 60_000);
+		// Sent at or after 3 s, decideAfterPoll takes it as the last check (tickAt >= deadline - 1 s) and the poller queues no
+		// other while it waits: it should rank as one (BEHIND_LAST) from then on. On main it stays BEHIND_ROUTINE and is refused.
+		expect(result).toMatch(/^sent at /);
+		await clock.runUntil(() => seq >= 110, 60_000);
+	}, 30_000);
+});
+
+describe('review-urgency2: Retry-After jitter and the Poll Interval', () => {
+	it('a Retry-After shorter than the interval, jittered, does not put the next check past the interval it would have kept without the 429', async () => {
+		const { decideAfterPoll } = await import('../../nodes/GatewayVideoGenerate/pollDecision');
+		const state: WatchState = { record: { task_id: 't', status: 'IN_PROGRESS' }, submittedAt: 0, intervalMs: 5000, deadline: 120_000, failedPolls: 0 };
+		const refused = { error: Object.assign(new GatewayError({ kind: 'rate_limit', headline: 'Checking video task t failed: 429', status: 429 }), { retryAfterMs: 4500 }), passing: true };
+		const decision = decideAfterPoll(state, refused, 5000, 5010, 0.999) as { nextPollAt: number };
+		// The gateway asked for 4.5 s (before the next interval, 10 s); jitter adds up to 1.125 s: 10,634 on main, a gap of 5.6 s.
+		expect(decision.nextPollAt).toBeLessThanOrEqual(Math.max(5010 + 4500, 5000 + state.intervalMs));
+	});
+});
