@@ -68,7 +68,7 @@ export function isDueInTick(sendAt: number, tickAt: number, coalesceMs: number):
 
 /**
  * A check told to wait (Retry-After) goes out no sooner, and up to this share of the wait later,
- * by chance (`jitter`, 0 to 1): retries at the same exact delay stay in step with a gateway that
+ * by chance (`jitter`, 0 to 1), but no later than its interval would have had it: retries at the same exact delay stay in step with a gateway that
  * refuses by turn. In bench row 11e (every second check refused) done tasks' checks, each sent
  * again 3 s after its refusal, kept landing on a refused turn 15 times in a row, until Max Wait.
  */
@@ -88,26 +88,28 @@ const BEHIND_ROUTINE = 1e13;
 
 /**
  * How urgent a check is at `now`, for the order in which checks waiting for the budget of checks
- * per second go out (lower first, equal ones in the order they came). A check still on time goes
- * by its due time: the budget then sends every check within its interval, as the wait loop
- * planned them (latestSendTimes). A check that fell behind (more checks due than the budget can
- * send: a gateway refusing every second check with a 429 while about 160 videos run, bench row
- * 11e) goes before every check on time: a task's last check (at Max Wait) first, since one that
- * waits past the wait's end loses a result; then a task the gateway has not told about for two
- * Poll Intervals, the one seen longest ago first, so that no task goes unchecked however many
- * others are older; then the task nearest to its Max Wait, the likelier to be done and with the
- * fewest checks left. Served by due time when behind, the retries of done tasks queued behind
- * young tasks' first checks past the end of their wait (29 of 1,000 videos reported still
- * running); by the time each task was last seen, one check every 35 s or so for everyone, and a
- * few done videos were not seen done by Max Wait; by Max Wait alone, a burst of checks due
- * together sent young tasks' checks a little after their interval (rows 11a and 11b), and ten tasks
- * that never finish kept a young task that was done from being checked at all (a review's test).
+ * per second go out (lower first, equal ones in the order they came). A task's last check (the one
+ * at Max Wait, or any check still waiting in Max Wait's last second, which is then the last) goes
+ * first, the nearest Max Wait first: one that waits past the wait's end loses a result, and there
+ * is at most one per task. A check still on time goes by its due time: the budget then sends every
+ * check within its interval, as the wait loop planned them (latestSendTimes). A check that fell
+ * behind (more checks due than the budget can send: a gateway refusing every second check with a
+ * 429 while about 160 videos run, bench row 11e) goes before those on time: first a task the
+ * gateway has not told about for two Poll Intervals, the one whose last check went out longest ago
+ * first (so that tasks whose checks are all refused take turns with the others, and none goes
+ * unchecked however many others are older); then the task nearest to its Max Wait, the likelier to
+ * be done and with the fewest checks left. Served by due time when behind, the retries of done
+ * tasks queued behind young tasks' first checks past the end of their wait (29 of 1,000 videos
+ * reported still running); by the time each task was last seen, every task got a check about every
+ * 35 s and a few done videos were not seen done by Max Wait; by Max Wait alone, a burst of checks
+ * due together sent young tasks' checks a little after their interval (rows 11a and 11b), and ten
+ * tasks that never finish kept a young task that was done from being checked at all (reviews).
  */
-export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'intervalMs'>, dueAt: number, now: number): number {
+export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'lastSentAt' | 'intervalMs'>, dueAt: number, now: number): number {
+	if (dueAt >= state.deadline - DEADLINE_GRACE_MS || now >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - BEHIND_LAST;
 	if (now <= dueAt + BEHIND_MS) return dueAt;
-	if (dueAt >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - BEHIND_LAST;
 	const lastSeenAt = state.lastSeenAt ?? state.submittedAt;
-	if (now - lastSeenAt > 2 * state.intervalMs) return lastSeenAt - BEHIND_UNSEEN;
+	if (now - lastSeenAt > 2 * state.intervalMs) return (state.lastSentAt ?? lastSeenAt) - BEHIND_UNSEEN;
 	return state.deadline - BEHIND_ROUTINE;
 }
 
@@ -123,8 +125,10 @@ export interface WatchState {
 	failingSince?: number;
 	/** The last check was answered with a Retry-After: the next one goes no sooner than this. */
 	notBefore?: number;
-	/** When the gateway last told the task's state (default: its submit); checks that fell behind go stalest first. */
+	/** When the gateway last told the task's state (default: its submit). */
 	lastSeenAt?: number;
+	/** When its last check went out (answered or not; default: never). */
+	lastSentAt?: number;
 }
 
 export type PollAnswer = { task: TaskRecord } | { error: Error; passing: boolean };
@@ -184,14 +188,14 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 		const record = mergeRecords(state.record, answer.task);
 		const phase = phaseOf(record.status);
 		if (phase !== 'running') return { outcome: { kind: phase, record } };
-		next = { ...state, record, failedPolls: 0, failingSince: undefined, notBefore: undefined, lastSeenAt: answeredAt };
+		next = { ...state, record, failedPolls: 0, failingSince: undefined, notBefore: undefined, lastSeenAt: answeredAt, lastSentAt: tickAt };
 	} else {
 		const failedPolls = state.failedPolls + 1;
 		const failingSince = state.failingSince ?? tickAt;
 		if (!answer.passing || failureRunIsFatal(failedPolls, failingSince, tickAt)) {
 			return { outcome: { kind: 'unreachable', record: state.record, error: answer.error, failedPolls } };
 		}
-		next = { ...state, failedPolls, failingSince };
+		next = { ...state, failedPolls, failingSince, lastSentAt: tickAt };
 	}
 	if (tickAt >= state.deadline - DEADLINE_GRACE_MS || answeredAt >= waitEndOf(state)) {
 		return { outcome: timeoutOutcome(state, next.record, answeredAt, 'error' in answer ? answer.error : undefined) };
@@ -202,7 +206,11 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 	// every task back, and a task done by then would wait a whole interval more for each refusal:
 	// 157 of 1,000 videos were reported still running at Max Wait in bench row 11e).
 	const retryAfterMs = 'error' in answer ? (answer.error as { retryAfterMs?: number }).retryAfterMs : undefined;
-	const notBefore = retryAfterMs !== undefined && retryAfterMs > 0 ? answeredAt + retryAfterMs + Math.round(retryAfterMs * RETRY_JITTER * jitter) : undefined;
+	// The jitter never takes a check past the interval it would have kept without the 429.
+	const notBefore =
+		retryAfterMs !== undefined && retryAfterMs > 0
+			? Math.max(answeredAt + retryAfterMs, Math.min(answeredAt + retryAfterMs + Math.round(retryAfterMs * RETRY_JITTER * jitter), tickAt + state.intervalMs))
+			: undefined;
 	if (notBefore !== undefined) {
 		if (notBefore < state.deadline) return { nextPollAt: notBefore, state: { ...next, notBefore } };
 		// One that ends after Max Wait is not waited out (that would hold the run past Max Wait, even

@@ -20,6 +20,9 @@ import type { TaskRecord } from './task';
 /** Tasks due within this time after the earliest one are polled in the same tick (early, never late). */
 const COALESCE_MS = 1000;
 
+/** A check refused a turn in the budget goes again no sooner than this. */
+const NO_TURN_PAUSE_MS = 1000;
+
 /** Runs a check in the status lane; `priority` is its urgency (checkUrgency: the lowest goes first). */
 export type CheckLane = <T>(task: () => Promise<T>, priority: Urgency) => Promise<T>;
 
@@ -234,11 +237,17 @@ export class TaskPoller {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
-		// Failed without going out: no turn in the budget (or hold) before the wait's end, which no
-		// later check would get either. Planned again at once, it was refused again at once, for ever.
-		if (!wentOut && 'error' in answer && answer.passing) return task.settle(timeoutOutcome(task.state, task.state.record, clock.now(), answer.error));
 		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
 		if ('outcome' in decision) return task.settle(decision.outcome);
+		if (!wentOut) {
+			// Refused a turn in the budget before the wait's end, and not the last check: the next one goes
+			// a moment later (the last one, at Max Wait, goes first of all). Planned again at once, it was
+			// refused again at once, for ever, without time moving on.
+			const notBefore = Math.max(decision.state.notBefore ?? 0, clock.now() + NO_TURN_PAUSE_MS);
+			task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, notBefore };
+			task.dueAt = Math.max(decision.nextPollAt, notBefore);
+			return;
+		}
 		task.state = decision.state;
 		task.dueAt = decision.nextPollAt;
 	}

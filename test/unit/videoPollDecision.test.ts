@@ -54,7 +54,7 @@ describe('decideAfterPoll', () => {
 	const running = { task: { task_id: 't', status: 'IN_PROGRESS', progress: '40%' } };
 
 	it('plans the next poll one interval after this one while the task runs, and notes when the gateway last told its state', () => {
-		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined, lastSeenAt: 5000 } });
+		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined, lastSeenAt: 5000, lastSentAt: 5000 } });
 		expect(decideAfterPoll(state, running, 5000, 5800)).toMatchObject({ state: { lastSeenAt: 5800 } });
 		// a failed check tells nothing
 		expect(decideAfterPoll({ ...state, lastSeenAt: 1000 }, { error: failure('server', 502), passing: true }, 5000)).toMatchObject({ state: { lastSeenAt: 1000 } });
@@ -122,7 +122,7 @@ describe('decideAfterPoll', () => {
 	it('counts passing failures, resets the count on an answer, and keeps the last known status', () => {
 		const error = failure('server', 502);
 		const first = decideAfterPoll(state, { error, passing: true }, 5000);
-		expect(first).toEqual({ nextPollAt: 10_000, state: { ...state, failedPolls: 1, failingSince: 5000 } });
+		expect(first).toEqual({ nextPollAt: 10_000, state: { ...state, failedPolls: 1, failingSince: 5000, lastSentAt: 5000 } });
 		const second = decideAfterPoll((first as { state: WatchState }).state, { error, passing: true }, 10_000);
 		expect(second).toMatchObject({ state: { failedPolls: 2, failingSince: 5000 } });
 		const answered = decideAfterPoll((second as { state: WatchState }).state, running, 15_000);
