@@ -79,38 +79,36 @@ export const BEHIND_MS = 500;
 
 /**
  * The tiers of checks waiting for the budget, as offsets below any time on the clock (epoch
- * milliseconds stay below 1e13 for centuries): last checks that fell behind, then checks of tasks
- * left unseen for two Poll Intervals, then other checks that fell behind, then checks on time.
+ * milliseconds stay below 1e13 for centuries): last checks, then checks that fell behind in their
+ * task's last Poll Interval, then other checks that fell behind, then checks on time.
  */
-const BEHIND_LAST = 3e13;
-const BEHIND_UNSEEN = 2e13;
-const BEHIND_ROUTINE = 1e13;
+const LAST = 3e13;
+const BEHIND_NEAR_MAX_WAIT = 2e13;
+const BEHIND = 1e13;
 
 /**
  * How urgent a check is at `now`, for the order in which checks waiting for the budget of checks
- * per second go out (lower first, equal ones in the order they came). A task's last check (the one
- * at Max Wait, or any check still waiting in Max Wait's last second, which is then the last) goes
- * first, the nearest Max Wait first: one that waits past the wait's end loses a result, and there
- * is at most one per task. A check still on time goes by its due time: the budget then sends every
- * check within its interval, as the wait loop planned them (latestSendTimes). A check that fell
- * behind (more checks due than the budget can send: a gateway refusing every second check with a
- * 429 while about 160 videos run, bench row 11e) goes before those on time: first a task the
- * gateway has not told about for two Poll Intervals, the one whose last check went out longest ago
- * first (so that tasks whose checks are all refused take turns with the others, and none goes
- * unchecked however many others are older); then the task nearest to its Max Wait, the likelier to
- * be done and with the fewest checks left. Served by due time when behind, the retries of done
- * tasks queued behind young tasks' first checks past the end of their wait (29 of 1,000 videos
- * reported still running); by the time each task was last seen, every task got a check about every
- * 35 s and a few done videos were not seen done by Max Wait; by Max Wait alone, a burst of checks
- * due together sent young tasks' checks a little after their interval (rows 11a and 11b), and ten
- * tasks that never finish kept a young task that was done from being checked at all (reviews).
+ * per second go out (lower first, equal ones in the order they came).
+ * - A task's last check (the one at Max Wait, or any check still waiting in Max Wait's last
+ *   second, which is then the last) goes first, the nearest Max Wait first: one that waits past
+ *   the wait's end loses a result, and there is at most one per task.
+ * - A check still on time goes by its due time: the budget then sends every check within its
+ *   interval, as the wait loop planned them (latestSendTimes).
+ * - A check that fell behind (more checks are due than the budget can send) goes before those: in
+ *   its task's last Poll Interval, the nearest Max Wait first (its last chances before the wait
+ *   ends); otherwise the task whose last check went out longest ago first, so that all take turns.
+ * Measured in bench row 11e (a gateway refusing every second check while about 160 videos run)
+ * and row 8b (200 videos at a budget of a fifth of what they ask): served in the order they came,
+ * done tasks' retries queued behind younger tasks' checks past the end of their wait (29 of 1,000
+ * videos reported still running); by Max Wait, old tasks took every turn, the others waited (and
+ * ten that never finish kept a done one from being checked at all, a review's test), and 8b's
+ * videos finished 1.77 rounds apart instead of one.
  */
 export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'lastSentAt' | 'intervalMs'>, dueAt: number, now: number): number {
-	if (dueAt >= state.deadline - DEADLINE_GRACE_MS || now >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - BEHIND_LAST;
+	if (dueAt >= state.deadline - DEADLINE_GRACE_MS || now >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - LAST;
 	if (now <= dueAt + BEHIND_MS) return dueAt;
-	const lastSeenAt = state.lastSeenAt ?? state.submittedAt;
-	if (now - lastSeenAt > 2 * state.intervalMs) return (state.lastSentAt ?? lastSeenAt) - BEHIND_UNSEEN;
-	return state.deadline - BEHIND_ROUTINE;
+	if (state.deadline - now <= state.intervalMs) return state.deadline - BEHIND_NEAR_MAX_WAIT;
+	return (state.lastSentAt ?? state.lastSeenAt ?? state.submittedAt) - BEHIND;
 }
 
 /** One task's waiting state between polls. */

@@ -173,32 +173,32 @@ describe('a check sent again after a Retry-After (issue 19, bench row 11e)', () 
 	});
 });
 
-describe('checkUrgency: on time by due time; behind: last checks, then tasks unseen for two intervals, then the nearest Max Wait (issue 19, rows 11a, 11b, 11e)', () => {
-	const task = (deadline: number, lastSeenAt: number) => ({ deadline, submittedAt: 0, lastSeenAt, intervalMs: 30_000 });
+describe('checkUrgency: last checks first; on time by due time; behind: near Max Wait, then by last send (issue 19, rows 8b, 11a, 11b, 11e)', () => {
+	const task = (deadline: number, lastSentAt?: number) => ({ deadline, submittedAt: 0, lastSentAt, intervalMs: 30_000 });
 	it('a check on time goes by its due time, whatever its task', () => {
-		expect(checkUrgency(task(150_000, 0), 31_000, 30_900)).toBeLessThan(checkUrgency(task(120_000, 0), 31_500, 30_900));
+		expect(checkUrgency(task(150_000), 31_000, 30_900)).toBeLessThan(checkUrgency(task(120_000), 31_500, 30_900));
 		// within BEHIND_MS of its due time it is still on time
-		expect(checkUrgency(task(120_000, 0), 60_000, 60_000 + BEHIND_MS)).toBe(60_000);
+		expect(checkUrgency(task(120_000), 60_000, 60_000 + BEHIND_MS)).toBe(60_000);
 	});
-	it('a check more than BEHIND_MS past its due time goes before every check on time', () => {
+	it('a check more than BEHIND_MS past its due time goes before every check on time (epoch times too)', () => {
 		const now = 60_000 + BEHIND_MS + 1;
-		expect(checkUrgency(task(150_000, 50_000), 60_000, now)).toBeLessThan(checkUrgency(task(120_000, 0), 60_400, now));
-		// also with epoch times
+		expect(checkUrgency(task(150_000, 50_000), 60_000, now)).toBeLessThan(checkUrgency(task(120_000), 60_400, now));
 		const epoch = Date.now();
-		const behind = { deadline: epoch + 120_000, submittedAt: epoch - 60_000, lastSeenAt: epoch - 1000, intervalMs: 30_000 };
+		const behind = { deadline: epoch + 120_000, submittedAt: epoch - 60_000, lastSentAt: epoch - 1000, intervalMs: 30_000 };
 		expect(checkUrgency(behind, epoch - 1000, epoch)).toBeLessThan(checkUrgency({ ...behind, deadline: epoch + 60_000 }, epoch, epoch));
 	});
-	it('behind: a last check first (nearest Max Wait first), then a task unseen for two intervals (seen longest ago first), then the nearest Max Wait', () => {
+	it('last checks first (nearest Max Wait first), then behind checks in their last interval (nearest Max Wait first), then the longest since its last send', () => {
 		const now = 200_000;
 		const lastNear = checkUrgency(task(120_000, 190_000), 120_000, now);
-		const lastFar = checkUrgency(task(150_000, 190_000), 150_000, now);
-		const unseenLong = checkUrgency(task(400_000, 100_000), 180_000, now);
-		const unseen = checkUrgency(task(300_000, 130_000), 180_000, now);
-		const nearMaxWait = checkUrgency(task(210_000, 190_000), 180_000, now);
-		const farMaxWait = checkUrgency(task(260_000, 150_000), 180_000, now);
-		const order = [lastNear, lastFar, unseenLong, unseen, nearMaxWait, farMaxWait];
+		const lastFar = checkUrgency(task(250_000, 190_000), 250_000, now);
+		const nearA = checkUrgency(task(215_000, 190_000), 180_000, now);
+		const nearB = checkUrgency(task(225_000, 100_000), 180_000, now);
+		const sentLongAgo = checkUrgency(task(400_000, 100_000), 180_000, now);
+		const sentLately = checkUrgency(task(300_000, 170_000), 180_000, now);
+		const order = [lastNear, lastFar, nearA, nearB, sentLongAgo, sentLately];
 		expect(order).toEqual([...order].sort((x, y) => x - y));
-		// a task never seen since its submit counts from its submit
-		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now)).toBeLessThan(unseenLong);
+		// a task never checked counts from when it was last seen, or its submit
+		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now)).toBeLessThan(sentLongAgo);
+		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now)).toBeGreaterThan(sentLongAgo);
 	});
 });
