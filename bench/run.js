@@ -388,6 +388,8 @@ async function measurePollBudget({ runtime, credentials, out, gateway }) {
 	const results = await runBatch({ runtime, credentials, workflows: [workflow], name: 'pollbudget', out });
 	const node = results.mgwBenchPoll001?.nodes?.[W.MEASURED];
 	const polls = gateway.requests.slice(from).filter((r) => r.method === 'GET' && /^\/v1\/video\/generations\/[^/]+$/.test(r.path));
+	// Kept for reading why a row failed: every request of the run, in the order the gateway saw it.
+	fs.writeFileSync(path.join(out, '8b-gateway-log.json'), JSON.stringify(gateway.requests.slice(from)));
 	const lastPollOf = new Map();
 	for (const poll of polls) lastPollOf.set(poll.path, poll.time);
 	const finishes = [...lastPollOf.values()];

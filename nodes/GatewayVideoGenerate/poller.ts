@@ -13,7 +13,7 @@
  */
 import type { Urgency } from '../shared/wire/pace';
 import type { Clock } from '../shared/wire/timing';
-import { checkUrgency, decideAfterPoll, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import { checkUrgency, decideAfterPoll, earliestSendAt, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
 
@@ -174,11 +174,12 @@ export class TaskPoller {
 				continue;
 			}
 			const { leadMs = () => 0, spacingMs = 0 } = this.options;
-			// A check after a Retry-After goes no sooner than it says, whatever the lead and the spread.
+			// Spread within the budget, but never more than half an interval early; a check after a
+			// Retry-After goes no sooner than it says, whatever the lead and the spread.
 			const sendAt = latestSendTimes(
 				idle.map((task) => (task.dueAt >= task.state.deadline ? task.dueAt : task.dueAt - leadMs(task.state.intervalMs))),
 				spacingMs,
-			).map((at, index) => Math.max(at, idle[index].state.notBefore ?? at));
+			).map((at, index) => Math.max(at, earliestSendAt(idle[index].dueAt, idle[index].state.intervalMs), idle[index].state.notBefore ?? at));
 			const wakeAt = nextWakeAt(sendAt) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {

@@ -4,49 +4,14 @@
  * poller.ts pollOnce. Virtual clock with a timer queue.
  */
 import { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
-import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
 import { checkUrgency, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { BUDGET_PACE, SendPace } from '../../nodes/shared/wire/pace';
+import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 import { createVirtualClock } from '../helpers/virtualClock';
 
 const SECOND = 1000;
-
-interface Check {
-	taskId: string;
-	at: number;
-}
-
-/** Like generate.ts: a status lane, a fixed budget of checks per second, a check that goes out only after its turn. */
-function budgetedPoller(perSecond: number, answerOf: (taskId: string) => PollAnswer) {
-	const clock = createVirtualClock(0);
-	const budget = new SendPace(clock, BUDGET_PACE, perSecond);
-	const lane = new Lane(100);
-	const checks: Check[] = [];
-	const refusals: Check[] = [];
-	const poller = new TaskPoller({
-		clock,
-		limit: async (task, priority) => await lane.run(task, priority),
-		spacingMs: (1000 / perSecond) * BUDGET_PACE.gapMargin,
-		poll: async (taskId, remainingMs, sent, urgency): Promise<PollAnswer> => {
-			try {
-				await budget.wait(undefined, clock.now() + remainingMs, urgency);
-			} catch (error) {
-				refusals.push({ taskId, at: clock.now() });
-				// pollStatus: PastDeadline becomes a rate_limit GatewayError, a passing failure
-				return { error: error as Error, passing: true };
-			}
-			sent();
-			checks.push({ taskId, at: clock.now() });
-			return answerOf(taskId);
-		},
-	});
-	return { clock, poller, checks, refusals };
-}
-
-const running = (taskId: string): PollAnswer => ({ task: { task_id: taskId, status: 'IN_PROGRESS' } });
-const done = (taskId: string): PollAnswer => ({ task: { task_id: taskId, status: 'SUCCESS', result_url: `https://cdn/${taskId}.mp4` } });
 
 describe('review-urgency2: the "no turn before the wait ends" rule', () => {
 	it('a routine check refused for a queue that outlasts the wait does not end the wait before Max Wait: the last check (top tier once behind) would still have gone out', async () => {

@@ -89,11 +89,19 @@ describe('TaskPoller', () => {
 
 	it('sends checks due at the same moment early enough, one budget step apart, that none is late', async () => {
 		const clock = createFakeClock(0);
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'], c: ['IN_PROGRESS', 'SUCCESS'] }, { spacingMs: 1200 });
+		await Promise.all(['a', 'b', 'c'].map(async (id) => await poller.watch(queued(id), wait)));
+		// due at 5000 all three: planned back from it, 1200 ms apart
+		expect(polls.slice(0, 3).map((p) => p.at)).toEqual([2600, 3800, 5000]);
+		expect(polls.every((p, i) => i < 3 || p.at - polls.find((q) => q.taskId === p.taskId)!.at <= 5000)).toBe(true);
+	});
+
+	it('sends no check more than half its interval early: a burst that cannot be on time gets no head start', async () => {
+		const clock = createFakeClock(0);
 		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'], c: ['IN_PROGRESS', 'SUCCESS'] }, { spacingMs: 1500 });
 		await Promise.all(['a', 'b', 'c'].map(async (id) => await poller.watch(queued(id), wait)));
-		// due at 5000 all three: planned back from it, 1500 ms apart
-		expect(polls.slice(0, 3).map((p) => p.at)).toEqual([2000, 3500, 5000]);
-		expect(polls.every((p, i) => i < 3 || p.at - polls.find((q) => q.taskId === p.taskId)!.at <= 5000)).toBe(true);
+		// due at 5000 all three, 1500 ms apart would start at 2000: not before 2500 (half of 5 s early)
+		expect(Math.min(...polls.slice(0, 3).map((p) => p.at))).toBe(2500);
 	});
 
 	it('plans the next check one interval after the last one went out, its wait for a turn in the budget not added to the gap', async () => {
