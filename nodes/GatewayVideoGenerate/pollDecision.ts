@@ -53,18 +53,30 @@ export function latestSendTimes(dueTimes: readonly number[], spacingMs: number):
 }
 
 /**
- * The most of its interval a check may go ahead of its due time when checks due together are
- * spread out (latestSendTimes). A burst that does not fit within half an interval cannot be sent
- * on time anyway, and sending its first checks at once only gave them a head start: in bench row
- * 8b (200 videos at a fifth of the budget they ask) the first tasks were checked a moment after
- * their submit, were due again before the last ones had their first check, and finished a whole
+ * Whether the budget of checks per second is short: the tasks being watched ask more checks per
+ * second (one per Poll Interval each) than it sends, `spacingMs` apart. Then not every check can be
+ * on time, and checks take turns (checkUrgency).
+ */
+export function budgetIsShort(intervalsMs: Iterable<number>, spacingMs: number): boolean {
+	let share = 0;
+	for (const intervalMs of intervalsMs) share += spacingMs / intervalMs;
+	return share > 1;
+}
+
+/**
+ * The most of its interval a check may go ahead of its due time, when checks due together are
+ * spread out (latestSendTimes) and the budget is short. When it is not, a burst is spread as far
+ * back as it needs (up to an interval: tasks submitted together all get their first check on
+ * time). When it is, early checks only give their tasks a head start: in bench row 8b (200
+ * videos, 5 s apart, at a fifth of the checks they ask) the first tasks were checked a moment
+ * after their submit, were due again before the last ones had a first check, and finished a whole
  * round of checks ahead (1.77 rounds from the first to the last instead of one).
  */
-export const MAX_EARLY_SHARE = 0.5;
+export const MAX_EARLY_SHARE_WHEN_SHORT = 0.5;
 
-/** The earliest a check due at `dueAt` goes out (MAX_EARLY_SHARE). */
-export function earliestSendAt(dueAt: number, intervalMs: number): number {
-	return dueAt - intervalMs * MAX_EARLY_SHARE;
+/** The earliest a check due at `dueAt` goes out (MAX_EARLY_SHARE_WHEN_SHORT). */
+export function earliestSendAt(dueAt: number, intervalMs: number, budgetShort: boolean): number {
+	return budgetShort ? dueAt - intervalMs * MAX_EARLY_SHARE_WHEN_SHORT : dueAt - intervalMs;
 }
 
 /**
@@ -95,18 +107,25 @@ export const BEHIND_MS = 500;
 /**
  * The tiers of checks waiting for the budget, as offsets below any time on the clock (epoch
  * milliseconds stay below 1e13 for centuries): last checks, then checks that fell behind in their
- * task's last Poll Interval, then other checks that fell behind, then checks on time.
+ * task's last Poll Interval, then other checks that fell behind, then checks on time, and last of
+ * all the extra looks at Max Wait of tasks seen in their last interval (an offset above).
  */
 const LAST = 3e13;
 const BEHIND_NEAR_MAX_WAIT = 2e13;
 const BEHIND = 1e13;
+/** Above any time on the clock: after every other check. */
+const LAST_LOOK = 1e13;
 
 /**
  * How urgent a check is at `now`, for the order in which checks waiting for the budget of checks
  * per second go out (lower first, equal ones in the order they came).
  * - A task's last check (the one at Max Wait, or any check still waiting in Max Wait's last
  *   second, which is then the last) goes first, the nearest Max Wait first: one that waits past
- *   the wait's end loses a result, and there is at most one per task.
+ *   the wait's end loses a result, and there is at most one per task. Unless the task was checked
+ *   (and answered) by a check sent since its last Poll Interval began: then it is one more look, and goes after every other
+ *   check (by its Max Wait). Tasks submitted together reach Max Wait together: ranked first, these
+ *   extra looks took the turns of tasks not yet checked in their last interval, which were then
+ *   reported still running without that check (a review's test, reviewEarlyCap).
  * - A check still on time goes by its due time: the budget then sends every check within its
  *   interval, as the wait loop planned them (latestSendTimes).
  * - A check that fell behind (more checks are due than the budget can send) goes before those: in
@@ -119,8 +138,12 @@ const BEHIND = 1e13;
  * ten that never finish kept a done one from being checked at all, a review's test), and 8b's
  * videos finished 1.77 rounds apart instead of one.
  */
-export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'lastSentAt' | 'intervalMs'>, dueAt: number, now: number): number {
-	if (dueAt >= state.deadline - DEADLINE_GRACE_MS || now >= state.deadline - DEADLINE_GRACE_MS) return state.deadline - LAST;
+export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'lastSentAt' | 'lastSeenSentAt' | 'intervalMs'>, dueAt: number, now: number): number {
+	if (dueAt >= state.deadline - DEADLINE_GRACE_MS || now >= state.deadline - DEADLINE_GRACE_MS) {
+		// Seen already by a check sent in its last interval: this one is a last look, after what others need.
+		if (seenInLastInterval(state)) return state.deadline + LAST_LOOK;
+		return state.deadline - LAST;
+	}
 	if (now <= dueAt + BEHIND_MS) return dueAt;
 	if (state.deadline - now <= state.intervalMs) return state.deadline - BEHIND_NEAR_MAX_WAIT;
 	return (state.lastSentAt ?? state.lastSeenAt ?? state.submittedAt) - BEHIND;
@@ -142,6 +165,16 @@ export interface WatchState {
 	lastSeenAt?: number;
 	/** When its last check went out (answered or not; default: never). */
 	lastSentAt?: number;
+	/** When the check that last told the task's state went out (default: never). */
+	lastSeenSentAt?: number;
+}
+
+/**
+ * Whether a check sent since the task's last Poll Interval began has told its state: reported
+ * still running at Max Wait, the task was then seen running within its last interval, as promised.
+ */
+export function seenInLastInterval(state: Pick<WatchState, 'deadline' | 'intervalMs' | 'lastSeenSentAt'>): boolean {
+	return state.lastSeenSentAt !== undefined && state.lastSeenSentAt >= state.deadline - state.intervalMs;
 }
 
 export type PollAnswer = { task: TaskRecord } | { error: Error; passing: boolean };
@@ -201,7 +234,7 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 		const record = mergeRecords(state.record, answer.task);
 		const phase = phaseOf(record.status);
 		if (phase !== 'running') return { outcome: { kind: phase, record } };
-		next = { ...state, record, failedPolls: 0, failingSince: undefined, notBefore: undefined, lastSeenAt: answeredAt, lastSentAt: tickAt };
+		next = { ...state, record, failedPolls: 0, failingSince: undefined, notBefore: undefined, lastSeenAt: answeredAt, lastSentAt: tickAt, lastSeenSentAt: tickAt };
 	} else {
 		const failedPolls = state.failedPolls + 1;
 		const failingSince = state.failingSince ?? tickAt;

@@ -13,7 +13,7 @@
  */
 import type { Urgency } from '../shared/wire/pace';
 import type { Clock } from '../shared/wire/timing';
-import { checkUrgency, decideAfterPoll, earliestSendAt, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import { budgetIsShort, checkUrgency, decideAfterPoll, earliestSendAt, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, seenInLastInterval, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
 
@@ -174,12 +174,13 @@ export class TaskPoller {
 				continue;
 			}
 			const { leadMs = () => 0, spacingMs = 0 } = this.options;
-			// Spread within the budget, but never more than half an interval early; a check after a
-			// Retry-After goes no sooner than it says, whatever the lead and the spread.
+			// Spread within the budget, early by at most an interval (half of one when the budget is short,
+			// counting every task watched); a check after a Retry-After goes no sooner than it says.
+			const short = budgetIsShort([...this.tasks].map((task) => task.state.intervalMs), spacingMs);
 			const sendAt = latestSendTimes(
 				idle.map((task) => (task.dueAt >= task.state.deadline ? task.dueAt : task.dueAt - leadMs(task.state.intervalMs))),
 				spacingMs,
-			).map((at, index) => Math.max(at, earliestSendAt(idle[index].dueAt, idle[index].state.intervalMs), idle[index].state.notBefore ?? at));
+			).map((at, index) => Math.max(at, earliestSendAt(idle[index].dueAt, idle[index].state.intervalMs, short), idle[index].state.notBefore ?? at));
 			const wakeAt = nextWakeAt(sendAt) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {
@@ -224,7 +225,10 @@ export class TaskPoller {
 		let sentAt = clock.now();
 		const remainingMs = waitEndOf(task.state) - sentAt;
 		// A check that waited for a slot past the task's wait end sends nothing more.
-		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, new Error('it found no turn in the status checks before the wait ended')));
+		if (remainingMs <= 0) {
+			const noTurn = seenInLastInterval(task.state) ? undefined : new Error('it found no turn in the status checks before the wait ended');
+			return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, noTurn));
+		}
 		let answer: PollAnswer;
 		let wentOut = false;
 		try {
@@ -239,7 +243,12 @@ export class TaskPoller {
 		}
 		if (this.halted || !this.tasks.has(task)) return;
 		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
-		if ('outcome' in decision) return task.settle(decision.outcome);
+		if ('outcome' in decision) {
+			// A last look that found no turn in the budget reached no gateway: a task seen in its last
+			// interval is still running, as that check saw it, not a task whose check failed.
+			if (!wentOut && decision.outcome.kind === 'timeout' && seenInLastInterval(task.state)) return task.settle(timeoutOutcome(task.state, task.state.record, clock.now()));
+			return task.settle(decision.outcome);
+		}
 		if (!wentOut) {
 			// Refused a turn in the budget before the wait's end, and not the last check: the next one goes
 			// a moment later (the last one, at Max Wait, goes first of all). Planned again at once, it was

@@ -38,4 +38,18 @@ describe('check turns when the budget is short (bench row 8b)', () => {
 		}
 		expect(Math.min(...secondChecks)).toBeGreaterThan(Math.max(...firstChecks.values()));
 	}, 60_000);
+
+	it('40 never-done tasks reaching Max Wait together: each was seen by a check sent in its last interval, and a last look that found no turn is not reported as a failed check', async () => {
+		// 40 checks every 5 s of a budget of 45: enough, but the extra looks at Max Wait of all 40 are not.
+		const { clock, poller, checks, refusals } = budgetedPoller(10, running);
+		const outcomes = new Map<string, TaskOutcome>();
+		for (let i = 0; i < 40; i++) void poller.watch({ task_id: `t${i}`, status: 'QUEUED' }, { intervalMs: 5 * SECOND, maxWaitMs: 30 * SECOND }).then((o) => outcomes.set(`t${i}`, o));
+		await clock.runUntil(() => outcomes.size === 40, 90 * SECOND);
+		expect(refusals.length).toBeGreaterThan(0);
+		for (const [taskId, outcome] of outcomes) {
+			expect(outcome).toMatchObject({ kind: 'timeout' });
+			expect(checks.some((check) => check.taskId === taskId && check.at >= 25 * SECOND)).toBe(true);
+			expect(outcome).not.toHaveProperty('lastCheckError');
+		}
+	}, 60_000);
 });

@@ -1,4 +1,4 @@
-import { BEHIND_MS, FAILURE_RUN_LIMIT, RETRY_JITTER, LAST_ANSWER_MS, checkUrgency, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { BEHIND_MS, FAILURE_RUN_LIMIT, RETRY_JITTER, LAST_ANSWER_MS, budgetIsShort, checkUrgency, earliestSendAt, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -54,7 +54,7 @@ describe('decideAfterPoll', () => {
 	const running = { task: { task_id: 't', status: 'IN_PROGRESS', progress: '40%' } };
 
 	it('plans the next poll one interval after this one while the task runs, and notes when the gateway last told its state', () => {
-		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined, lastSeenAt: 5000, lastSentAt: 5000 } });
+		expect(decideAfterPoll(state, running, 5000)).toEqual({ nextPollAt: 10_000, state: { ...state, record: running.task, failingSince: undefined, lastSeenAt: 5000, lastSentAt: 5000, lastSeenSentAt: 5000 } });
 		expect(decideAfterPoll(state, running, 5000, 5800)).toMatchObject({ state: { lastSeenAt: 5800 } });
 		// a failed check tells nothing
 		expect(decideAfterPoll({ ...state, lastSeenAt: 1000 }, { error: failure('server', 502), passing: true }, 5000)).toMatchObject({ state: { lastSeenAt: 1000 } });
@@ -200,5 +200,32 @@ describe('checkUrgency: last checks first; on time by due time; behind: near Max
 		// a task never checked counts from when it was last seen, or its submit
 		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now)).toBeLessThan(sentLongAgo);
 		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now)).toBeGreaterThan(sentLongAgo);
+	});
+	it("a task's check at Max Wait after it was seen by a check sent in its last interval is one more look: after every other check, not first", () => {
+		const now = 200_000;
+		const seen = { deadline: 200_000, submittedAt: 80_000, intervalMs: 30_000, lastSentAt: 185_000, lastSeenSentAt: 185_000 };
+		const look = checkUrgency(seen, 200_000, now);
+		const unseen = checkUrgency({ ...seen, lastSentAt: 169_000, lastSeenSentAt: 169_000 }, 200_000, now);
+		const onTime = checkUrgency(task(400_000, 195_000), 200_400, now);
+		const behind = checkUrgency(task(400_000, 150_000), 180_000, now);
+		expect(unseen).toBeLessThan(behind);
+		expect(behind).toBeLessThan(onTime);
+		expect(onTime).toBeLessThan(look);
+		// its check in the last interval failed (sent, never answered): the check at Max Wait is still the last one it needs
+		expect(checkUrgency({ ...seen, lastSeenSentAt: 150_000 }, 200_000, now)).toBe(unseen);
+	});
+});
+
+describe('how early checks due together go out (issue 19, row 8b)', () => {
+	it('the budget is short when the tasks ask more checks per second than it sends', () => {
+		// 110 ms apart: 45 tasks every 5 s ask 4.95 s of every 5 s, 46 ask 5.06 s
+		expect(budgetIsShort(Array(45).fill(5000), 110)).toBe(false);
+		expect(budgetIsShort(Array(46).fill(5000), 110)).toBe(true);
+		expect(budgetIsShort([1000, 30_000, 30_000], 110)).toBe(false);
+		expect(budgetIsShort([], 110)).toBe(false);
+	});
+	it('a check goes up to an interval early, half of one when the budget is short', () => {
+		expect(earliestSendAt(35_000, 30_000, false)).toBe(5000);
+		expect(earliestSendAt(35_000, 30_000, true)).toBe(20_000);
 	});
 });

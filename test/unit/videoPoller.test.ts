@@ -89,19 +89,20 @@ describe('TaskPoller', () => {
 
 	it('sends checks due at the same moment early enough, one budget step apart, that none is late', async () => {
 		const clock = createFakeClock(0);
-		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'], c: ['IN_PROGRESS', 'SUCCESS'] }, { spacingMs: 1200 });
+		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'], c: ['IN_PROGRESS', 'SUCCESS'] }, { spacingMs: 1500 });
 		await Promise.all(['a', 'b', 'c'].map(async (id) => await poller.watch(queued(id), wait)));
-		// due at 5000 all three: planned back from it, 1200 ms apart
-		expect(polls.slice(0, 3).map((p) => p.at)).toEqual([2600, 3800, 5000]);
+		// due at 5000 all three: planned back from it, 1500 ms apart
+		expect(polls.slice(0, 3).map((p) => p.at)).toEqual([2000, 3500, 5000]);
 		expect(polls.every((p, i) => i < 3 || p.at - polls.find((q) => q.taskId === p.taskId)!.at <= 5000)).toBe(true);
 	});
 
-	it('sends no check more than half its interval early: a burst that cannot be on time gets no head start', async () => {
+	it('sends no check more than half its interval early when the budget is short: a burst that cannot be on time gets no head start', async () => {
 		const clock = createFakeClock(0);
-		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS', 'SUCCESS'], b: ['IN_PROGRESS', 'SUCCESS'], c: ['IN_PROGRESS', 'SUCCESS'] }, { spacingMs: 1500 });
-		await Promise.all(['a', 'b', 'c'].map(async (id) => await poller.watch(queued(id), wait)));
-		// due at 5000 all three, 1500 ms apart would start at 2000: not before 2500 (half of 5 s early)
-		expect(Math.min(...polls.slice(0, 3).map((p) => p.at))).toBe(2500);
+		const ids = ['a', 'b', 'c', 'd'];
+		const { poller, polls } = scriptedPoller(clock, Object.fromEntries(ids.map((id) => [id, ['IN_PROGRESS', 'SUCCESS']])), { spacingMs: 1500 });
+		await Promise.all(ids.map(async (id) => await poller.watch(queued(id), wait)));
+		// four tasks ask 4 x 1.5 s of budget every 5 s: short. 1500 ms apart would start at 500: not before 2500 (half of 5 s early)
+		expect(Math.min(...polls.slice(0, 4).map((p) => p.at))).toBe(2500);
 	});
 
 	it('plans the next check one interval after the last one went out, its wait for a turn in the budget not added to the gap', async () => {
