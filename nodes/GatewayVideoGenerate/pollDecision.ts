@@ -106,26 +106,26 @@ export const BEHIND_MS = 500;
 
 /**
  * The tiers of checks waiting for the budget, as offsets below any time on the clock (epoch
- * milliseconds stay below 1e13 for centuries): last checks, then checks that fell behind in their
- * task's last Poll Interval, then other checks that fell behind, then checks on time, and last of
- * all the extra looks at Max Wait of tasks seen in their last interval (an offset above).
+ * milliseconds stay below 1e13 for centuries): last checks of tasks not seen in their last Poll
+ * Interval, then the other last checks, then checks that fell behind in their task's last Poll
+ * Interval, then other checks that fell behind, then checks on time.
  */
-const LAST = 3e13;
+const LAST = 4e13;
+const LAST_LOOK = 3e13;
 const BEHIND_NEAR_MAX_WAIT = 2e13;
 const BEHIND = 1e13;
-/** Above any time on the clock: after every other check. */
-const LAST_LOOK = 1e13;
 
 /**
  * How urgent a check is at `now`, for the order in which checks waiting for the budget of checks
  * per second go out (lower first, equal ones in the order they came).
  * - A task's last check (the one at Max Wait, or any check still waiting in Max Wait's last
  *   second, which is then the last) goes first, the nearest Max Wait first: one that waits past
- *   the wait's end loses a result, and there is at most one per task. Unless the task was checked
- *   (and answered) by a check sent since its last Poll Interval began: then it is one more look, and goes after every other
- *   check (by its Max Wait). Tasks submitted together reach Max Wait together: ranked first, these
- *   extra looks took the turns of tasks not yet checked in their last interval, which were then
- *   reported still running without that check (a review's test, reviewEarlyCap).
+ *   the wait's end loses a result, and there is at most one per task. Among them, tasks not yet
+ *   seen by a check sent in their last Poll Interval go first: tasks submitted together reach Max
+ *   Wait together, and the last looks of tasks seen a moment before took the turns of those not
+ *   checked in their last interval at all (a review's test, reviewEarlyCap). The looks still go
+ *   before any other check: ranked after them, done tasks lost their only look at Max Wait
+ *   (another review's test, reviewLastLook: 55 of 200).
  * - A check still on time goes by its due time: the budget then sends every check within its
  *   interval, as the wait loop planned them (latestSendTimes).
  * - A check that fell behind (more checks are due than the budget can send) goes before those: in
@@ -140,8 +140,8 @@ const LAST_LOOK = 1e13;
  */
 export function checkUrgency(state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'lastSentAt' | 'lastSeenSentAt' | 'intervalMs'>, dueAt: number, now: number): number {
 	if (dueAt >= state.deadline - DEADLINE_GRACE_MS || now >= state.deadline - DEADLINE_GRACE_MS) {
-		// Seen already by a check sent in its last interval: this one is a last look, after what others need.
-		if (seenInLastInterval(state)) return state.deadline + LAST_LOOK;
+		// Seen already by a check sent in its last interval: after the last checks of tasks not seen in it.
+		if (seenInLastInterval(state)) return state.deadline - LAST_LOOK;
 		return state.deadline - LAST;
 	}
 	if (now <= dueAt + BEHIND_MS) return dueAt;

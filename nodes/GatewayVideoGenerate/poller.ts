@@ -13,7 +13,7 @@
  */
 import type { Urgency } from '../shared/wire/pace';
 import type { Clock } from '../shared/wire/timing';
-import { budgetIsShort, checkUrgency, decideAfterPoll, earliestSendAt, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, seenInLastInterval, timeoutOutcome, waitEndOf } from './pollDecision';
+import { budgetIsShort, checkUrgency, decideAfterPoll, earliestSendAt, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
 
@@ -225,10 +225,7 @@ export class TaskPoller {
 		let sentAt = clock.now();
 		const remainingMs = waitEndOf(task.state) - sentAt;
 		// A check that waited for a slot past the task's wait end sends nothing more.
-		if (remainingMs <= 0) {
-			const noTurn = seenInLastInterval(task.state) ? undefined : new Error('it found no turn in the status checks before the wait ended');
-			return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, noTurn));
-		}
+		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, new Error('it found no turn in the status checks before the wait ended')));
 		let answer: PollAnswer;
 		let wentOut = false;
 		try {
@@ -243,12 +240,7 @@ export class TaskPoller {
 		}
 		if (this.halted || !this.tasks.has(task)) return;
 		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
-		if ('outcome' in decision) {
-			// A last look that found no turn in the budget reached no gateway: a task seen in its last
-			// interval is still running, as that check saw it, not a task whose check failed.
-			if (!wentOut && decision.outcome.kind === 'timeout' && seenInLastInterval(task.state)) return task.settle(timeoutOutcome(task.state, task.state.record, clock.now()));
-			return task.settle(decision.outcome);
-		}
+		if ('outcome' in decision) return task.settle(decision.outcome);
 		if (!wentOut) {
 			// Refused a turn in the budget before the wait's end, and not the last check: the next one goes
 			// a moment later (the last one, at Max Wait, goes first of all). Planned again at once, it was

@@ -201,16 +201,18 @@ describe('checkUrgency: last checks first; on time by due time; behind: near Max
 		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now)).toBeLessThan(sentLongAgo);
 		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now)).toBeGreaterThan(sentLongAgo);
 	});
-	it("a task's check at Max Wait after it was seen by a check sent in its last interval is one more look: after every other check, not first", () => {
+	it("a task's check at Max Wait after it was seen by a check sent in its last interval: after the last checks of tasks not seen in theirs, before every other check", () => {
 		const now = 200_000;
 		const seen = { deadline: 200_000, submittedAt: 80_000, intervalMs: 30_000, lastSentAt: 185_000, lastSeenSentAt: 185_000 };
 		const look = checkUrgency(seen, 200_000, now);
 		const unseen = checkUrgency({ ...seen, lastSentAt: 169_000, lastSeenSentAt: 169_000 }, 200_000, now);
 		const onTime = checkUrgency(task(400_000, 195_000), 200_400, now);
 		const behind = checkUrgency(task(400_000, 150_000), 180_000, now);
-		expect(unseen).toBeLessThan(behind);
-		expect(behind).toBeLessThan(onTime);
-		expect(onTime).toBeLessThan(look);
+		const behindNearMaxWait = checkUrgency(task(205_000, 150_000), 180_000, now);
+		const order = [unseen, look, behindNearMaxWait, behind, onTime];
+		expect(order).toEqual([...order].sort((x, y) => x - y));
+		// the nearest Max Wait first among looks too
+		expect(checkUrgency({ ...seen, deadline: 201_000 }, 201_000, now)).toBeGreaterThan(look);
 		// its check in the last interval failed (sent, never answered): the check at Max Wait is still the last one it needs
 		expect(checkUrgency({ ...seen, lastSeenSentAt: 150_000 }, 200_000, now)).toBe(unseen);
 	});
