@@ -151,7 +151,10 @@ async function measureStreaming({ runtime, out, repeats, log }) {
 			else if (gatewayMs === undefined) problem = `no answer text passed the proxy (HTTP ${g.status}: ${JSON.stringify(g.head)})`;
 			else if (client.ms === undefined) problem = `no text item reached the client (lines: ${client.types.join(' ') || 'none'})`;
 			else if (!client.text.includes(`Run ${serial}: name a fern`)) problem = `the streamed text is not the answer: ${JSON.stringify(client.text.slice(0, 120))}`;
-			return { clientMs: client.ms, gatewayMs, ratio: client.ms / gatewayMs, addedMs: client.ms - gatewayMs, lines: client.types.length, problem };
+			// Where the added time goes: before the request reached the gateway, and after its first text left it.
+			const inboundMs = g ? g.arrivedAt - client.startedAt : undefined;
+			const outboundMs = g?.firstTextAt !== undefined && client.firstTextAt !== undefined ? client.firstTextAt - g.firstTextAt : undefined;
+			return { clientMs: client.ms, gatewayMs, ratio: client.ms / gatewayMs, addedMs: client.ms - gatewayMs, inboundMs, outboundMs, lines: client.types.length, problem };
 		};
 
 		// Activation registers the production webhooks a moment later; the first runs (not measured)
@@ -174,7 +177,7 @@ async function measureStreaming({ runtime, out, repeats, log }) {
 			for (const node of r % 2 === 0 ? ['chat', 'messages'] : ['messages', 'chat']) {
 				const m = await run(node);
 				runs[node].push(m);
-				log(`streaming: ${node} run ${r + 1}: client ${m.clientMs?.toFixed(0)} ms, gateway ${m.gatewayMs?.toFixed(0)} ms${m.problem ? ` (${m.problem})` : ''}`);
+				log(`streaming: ${node} run ${r + 1}: client ${m.clientMs?.toFixed(0)} ms, gateway ${m.gatewayMs?.toFixed(0)} ms (added: ${m.inboundMs?.toFixed(0)} ms before the request reached it, ${m.outboundMs?.toFixed(0)} ms after its first text)${m.problem ? ` (${m.problem})` : ''}`);
 			}
 		}
 		const side = (node) => {

@@ -150,8 +150,8 @@ describe.each(DISPLAY_RULES)("the picked model's output limit is a notice under 
 	}
 
 	describe.each(HOMES)('%s', (name, home) => {
-		it.each(limited.map((model) => [model.id, model.maxOutputTokens] as const))('shows the one notice naming the limit of %s (%d), picked from the list, by ID, or typed with spaces', (id, limit) => {
-			for (const [mode, value] of [['list', id], ['id', id], ['id', ` ${id} `], ['id', `\t${id}\n`]]) {
+		it.each(limited.map((model) => [model.id, model.maxOutputTokens] as const))('shows the one notice naming the limit of %s (%d), picked from the list or by ID', (id, limit) => {
+			for (const [mode, value] of [['list', id], ['id', id]]) {
 				const { notices, maxTokens } = shown(name, home, { __rl: true, mode, value });
 				expect(notices).toHaveLength(1);
 				expect(notices[0].displayName).toBe(`${id} writes at most ${limit} tokens per answer`);
@@ -165,6 +165,7 @@ describe.each(DISPLAY_RULES)("the picked model's output limit is a notice under 
 			['a model ID typed by hand', 'my-own-model'],
 			['a known ID inside a longer one', 'chat-haiku-4-5-preview'],
 			['a known ID with other words', 'chat-haiku-4-5 chat-sonnet-5'],
+			['a known ID typed with spaces around it (the run trims it; an exact rule is what n8n reads cheaply)', ' chat-haiku-4-5 '],
 			['an expression', '={{ $json.model }}'],
 			['an expression naming a known model', "={{ 'chat-haiku-4-5' }}"],
 			['no model yet', ''],
