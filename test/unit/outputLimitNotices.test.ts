@@ -6,12 +6,13 @@
 import { NodeHelpers } from 'n8n-workflow';
 import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 
+import * as fs from 'fs';
+import * as path from 'path';
+
+import { GatewayApi } from '../../credentials/GatewayApi.credentials';
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { GatewayChatModel } from '../../nodes/GatewayChatModel/GatewayChatModel.node';
-import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
-import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
-import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { findModel } from '../../nodes/shared/panel/models';
 
 const NODES: Array<[string, INodeTypeDescription]> = [
@@ -34,6 +35,7 @@ describe('the output-limit notice under Model', () => {
 		expect(shownNotices(description, typed)).toEqual([]);
 		expect(shownNotices(description, 'my-own-model')).toEqual([]);
 		expect(shownNotices(description, '={{ $json.model }}')).toEqual([]);
+		expect(shownNotices(description, '=chat-haiku-4-5')).toEqual([]);
 	});
 });
 
@@ -48,14 +50,23 @@ function displayRules(fields: INodeProperties[]): unknown[] {
 }
 
 describe('display rules n8n reads cheaply', () => {
-	const all: Array<[string, INodeTypeDescription]> = [
-		...NODES,
-		['GatewayImageGenerate', new GatewayImageGenerate().description],
-		['GatewayVideoGenerate', new GatewayVideoGenerate().description],
-		['GatewayPlantCreate', new GatewayPlantCreate().description],
-	];
-	it('no node uses a regex rule: n8n runs each through its guarded regex engine on every read of the parameters (1 ms a read for four of them)', () => {
-		const rules = all.flatMap(([name, description]) => displayRules(description.properties).flat().map((rule) => [name, rule] as const));
+	// Every node in nodes/ (each folder with a <Name>.node.ts) and the credential.
+	const nodesDir = path.join(__dirname, '../../nodes');
+	const described: Array<[string, INodeProperties[]]> = fs
+		.readdirSync(nodesDir)
+		.filter((dir) => fs.existsSync(path.join(nodesDir, dir, `${dir}.node.ts`)))
+		.map((dir) => {
+			const NodeClass = require(path.join(nodesDir, dir, `${dir}.node`))[dir] as new () => { description: INodeTypeDescription };
+			return [dir, new NodeClass().description.properties];
+		});
+	described.push(['GatewayApi credential', new GatewayApi().properties]);
+
+	it('covers every node', () => {
+		expect(described.length).toBeGreaterThanOrEqual(7);
+	});
+
+	it('no node or credential uses a regex rule: n8n runs each through its guarded regex engine on every read of the parameters (1 ms a read for four of them)', () => {
+		const rules = described.flatMap(([name, properties]) => displayRules(properties).flat().map((rule) => [name, rule] as const));
 		expect(rules.filter(([, rule]) => typeof rule === 'object' && rule !== null && '_cnd' in rule).length).toBeGreaterThan(0);
 		expect(rules.filter(([, rule]) => typeof rule === 'object' && rule !== null && 'regex' in ((rule as { _cnd?: object })._cnd ?? {}))).toEqual([]);
 	});
