@@ -12,7 +12,11 @@ const base = {
 	modulePathIgnorePatterns: ['<rootDir>/\\.n8n-', '<rootDir>/demo-output/'],
 };
 
+// A test's time limit (jest's is global) is sized for a machine whose cores are busy with other work
+// (jest's default, 5 s, is not): a limit guards against a hang, it is never what a test proves.
+// Tests that prove a deadline bound it themselves, with a margin (test/helpers/busy.ts).
 module.exports = {
+	testTimeout: 60_000,
 	projects: [
 		{ ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
 		{ ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },

@@ -20,7 +20,6 @@ interface Counterexample {
 }
 
 const STRICT = process.env.FUZZ_STRICT === '1';
-jest.setTimeout(30_000);
 
 const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 

@@ -7,8 +7,6 @@
  * part uses n8n's real SDK from the installed n8n 2.41.1 (skipped when that install is missing):
  * its LangChain adapter and n8n's token tracing, as the AI Agent meets them.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
@@ -20,7 +18,9 @@ import type { Gateway } from '../gateway';
 import { startHostileGateway } from '../hostile';
 import type { HostileGateway } from '../hostile';
 import { standInSdk } from '../helpers/chatModelSdk';
+import { BUSY_MARGIN_MS, eventually, once } from '../helpers/busy';
 import { createExecuteContext } from '../helpers/executeContext';
+import { describeWithSdk, useRealSdk } from '../helpers/realSdk';
 
 const KEY = 'sk-model-0123456789abcdef';
 const SECRET_PART = KEY.slice(3);
@@ -274,9 +274,6 @@ describe('limits, cancelling and the key', () => {
 // ---------------------------------------------------------------------------------------------
 // n8n's real AI node SDK (from the n8n 2.41.1 the e2e suite installs): its adapter and tracing
 
-const RUNTIME_MODULES = path.join(process.env.XDG_CACHE_HOME ?? path.join(require('node:os').homedir(), '.cache'), 'n8n-nodes-model-gateway', 'n8n-2.41.1', 'node_modules');
-const SDK_DIR = path.join(RUNTIME_MODULES, '@n8n', 'ai-node-sdk');
-const describeWithSdk = fs.existsSync(SDK_DIR) ? describe : describe.skip;
 
 interface LcChunk {
 	concat(other: LcChunk): LcChunk;
@@ -290,9 +287,7 @@ interface LcModel {
 }
 
 describeWithSdk("with n8n's AI node SDK 0.31.1 (its LangChain adapter and token tracing)", () => {
-	// The first load of n8n's SDK and LangChain takes seconds on a busy machine.
-	jest.setTimeout(30_000);
-	const realSdk = async () => require(SDK_DIR) as AiNodeSdk;
+	const realSdk = useRealSdk();
 	const tools = [{ type: 'function', function: { name: 'Calculator', description: 'Does sums', parameters: CALCULATOR.inputSchema } }];
 
 	/** The tracing's reports to n8n: what a chat model sub-node shows as its output. */
@@ -342,14 +337,21 @@ describeWithSdk("with n8n's AI node SDK 0.31.1 (its LangChain adapter and token 
 			return { model: (await chatModel({ sdk: await realSdk(), extra, baseUrl: hostile.baseUrl })) as unknown as LcModel };
 		})();
 		const controller = new AbortController();
-		setTimeout(() => controller.abort(), 300);
-		const started = Date.now();
+		// cancelled once the gateway has the request (it then keeps the stream alive for ever)
+		const sent = () => hostile.requests.filter((r) => r.path === '/v1/chat/completions');
+		let cancelledAt = Number.POSITIVE_INFINITY;
+		once(
+			() => sent().length > 0,
+			() => {
+				cancelledAt = Date.now();
+				controller.abort();
+			},
+		);
 		const error = await (async () => {
 			for await (const chunk of await model.stream('Hello [hostile:keepalive-stream]', { signal: controller.signal })) void chunk;
 		})().catch((e: unknown) => e as Error);
 		expect(error).toBeInstanceOf(Error);
-		expect(Date.now() - started).toBeLessThan(3000);
-		await new Promise((resolve) => setTimeout(resolve, 200));
-		expect(hostile.requests.filter((r) => r.path === '/v1/chat/completions')[0].aborted).toBe(true);
+		expect(Date.now() - cancelledAt).toBeLessThan(BUSY_MARGIN_MS);
+		expect(await eventually(() => sent()[0].aborted)).toBe(true);
 	});
 });

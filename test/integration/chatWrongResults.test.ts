@@ -4,21 +4,18 @@
  * for an empty success, a streamed 200 that is not a stream read as "the stream ended", a tool
  * call with malformed arguments run anyway, and a Gateway Chat Model without `max_tokens`.
  */
-import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 
 import type { ChatModel, FunctionTool, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
-import type { AiNodeSdk } from '../../nodes/GatewayChatModel/sdk';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { createMessage } from '../../nodes/GatewayMessages/create';
 import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
+import { describeWithSdk, useRealSdk } from '../helpers/realSdk';
 
 const KEY = 'sk-wrong-results-0123456789';
 
@@ -342,9 +339,6 @@ describe('Gateway Chat Model: max_tokens', () => {
 });
 
 // n8n's real AI node SDK (from the n8n 2.41.1 the e2e suite installs): what the agent gets
-const RUNTIME_MODULES = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'n8n-nodes-model-gateway', 'n8n-2.41.1', 'node_modules');
-const SDK_DIR = path.join(RUNTIME_MODULES, '@n8n', 'ai-node-sdk');
-const describeWithSdk = fs.existsSync(SDK_DIR) ? describe : describe.skip;
 
 interface LcMessage {
 	concat(other: LcMessage): LcMessage;
@@ -358,8 +352,7 @@ interface LcModel {
 }
 
 describeWithSdk("with n8n's AI node SDK: malformed arguments reach the agent as invalid_tool_calls", () => {
-	// The first load of n8n's SDK and LangChain takes seconds.
-	jest.setTimeout(30_000);
+	const sdk = useRealSdk();
 
 	async function lcModel(): Promise<LcModel> {
 		const { ctx } = createExecuteContext({
@@ -368,7 +361,6 @@ describeWithSdk("with n8n's AI node SDK: malformed arguments reach the agent as 
 			nodeName: 'Gateway Chat Model',
 		});
 		Object.assign(ctx, { addInputData: () => ({ index: 0 }), addOutputData: () => undefined, getNextRunIndex: () => 0, logAiEvent: () => undefined });
-		const sdk = async () => require(SDK_DIR) as AiNodeSdk;
 		const supplied = await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, sdk);
 		return (supplied.response as unknown as LcModel).bindTools([{ type: 'function', function: { name: 'weather', description: 'The weather', parameters: WEATHER.inputSchema } }]);
 	}

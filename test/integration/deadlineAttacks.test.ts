@@ -13,8 +13,6 @@ import { createExecuteContext } from '../helpers/executeContext';
 import { failureOf } from '../helpers/failures';
 import { useScriptedServer } from '../helpers/scriptedServer';
 
-jest.setTimeout(20_000);
-
 const KEY = 'sk-deadline-attacks-0123456789abcdef';
 
 const { serve } = useScriptedServer();

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { TEST_KEY, gatewayClient, useGateway } from '../gateway/testing';
+import { BUSY_MARGIN_MS } from '../helpers/busy';
 
 const env = useGateway();
 
@@ -103,17 +104,19 @@ describe('request log, delay and routing', () => {
 	it('delays API answers by delayMs but not file downloads; reset restores the options', async () => {
 		const image = await env.api.post('/v1/images/generations', { model: 'img-image-2', prompt: 'x' });
 		const url = ((await image.json()) as { data: Array<{ url: string }> }).data[0].url;
-		env.gateway.setOptions({ delayMs: 200 });
+		// a delay longer than a busy machine's slowest answer: an answer faster than it was not delayed
+		const delayMs = BUSY_MARGIN_MS;
+		env.gateway.setOptions({ delayMs });
 		let started = Date.now();
 		await env.api.get('/v1/models');
-		expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(delayMs - 10);
 		started = Date.now();
 		await fetch(url);
-		expect(Date.now() - started).toBeLessThan(150);
+		expect(Date.now() - started).toBeLessThan(delayMs);
 		env.gateway.reset();
 		started = Date.now();
 		await env.api.get('/v1/models');
-		expect(Date.now() - started).toBeLessThan(150);
+		expect(Date.now() - started).toBeLessThan(delayMs);
 		expect(() => env.gateway.setOptions({ videoPollsToFinish: 0 })).toThrow(/videoPollsToFinish/);
 	});
 

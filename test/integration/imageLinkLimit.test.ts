@@ -63,4 +63,4 @@ it('several links that drip past the item limit end the item at its limit', asyn
 		server.closeAllConnections();
 		await new Promise((resolve) => server.close(resolve));
 	}
-}, 30_000);
+});

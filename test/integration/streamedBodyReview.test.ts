@@ -21,8 +21,6 @@ import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVi
 import { createExecuteContext } from '../helpers/executeContext';
 import { pngHeader } from '../helpers/files';
 
-jest.setTimeout(30_000);
-
 const KEY = 'sk-review-stream-0123456789abcdef';
 const MB = 1024 * 1024;
 // A whole number of groups of three: the Base64 has no carry at the end.

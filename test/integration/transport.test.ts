@@ -10,6 +10,7 @@ import { asNodeError } from '../../nodes/shared/failures/edge';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { useGateway } from '../gateway/testing';
+import { BUSY_MARGIN_MS, eventually } from '../helpers/busy';
 import { createExecuteContext } from '../helpers/executeContext';
 import { failureOf } from '../helpers/failures';
 
@@ -17,6 +18,12 @@ const KEY = 'sk-integration-transport-0123456789';
 const fastRetry = { baseDelayMs: 20, maxDelayMs: 100 };
 // One loopback gateway for the file, with a clean log and state before each test.
 const env = useGateway();
+
+/** Once the gateway has had `count` requests for the models, and a moment for its answer to come back. */
+async function answered(count: number) {
+	expect(await eventually(() => apiRequests('/v1/models').length >= count)).toBe(true);
+	await new Promise((resolve) => setTimeout(resolve, 100));
+}
 
 async function client(options: { baseUrl?: string; apiKey?: string; abortSignal?: AbortSignal; customHeaders?: string } = {}) {
 	const { ctx } = createExecuteContext({
@@ -128,7 +135,7 @@ describe('retries', () => {
 		env.gateway.queueFaults('/v1/models', ['429-retry-after:1']);
 		const gw = await client();
 		const first = gw.json({ path: '/v1/models', retry: fastRetry });
-		await new Promise((resolve) => setTimeout(resolve, 100)); // the 429 has been answered
+		await answered(1); // the 429 has been answered
 		const started = Date.now();
 		await gw.json({ path: '/v1/models', retry: fastRetry }); // a different "item" of the same run
 		await first;
@@ -140,19 +147,20 @@ describe('retries', () => {
 	});
 
 	it('a call that waits alone (retryAfterHoldsCallOnly) waits out its Retry-After by itself: the others go on, and the pace is not cut', async () => {
-		env.gateway.queueFaults('/v1/models', ['429-retry-after:1']);
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:5']);
 		const gw = await client();
 		const first = gw.json({ path: '/v1/models', retry: fastRetry, retryAfterHoldsCallOnly: true });
-		await new Promise((resolve) => setTimeout(resolve, 100)); // the 429 has been answered
+		await answered(1); // the 429 has been answered
 		const started = Date.now();
 		await gw.json({ path: '/v1/models', retry: fastRetry, retryAfterHoldsCallOnly: true }); // another item, not held
 		const otherMs = Date.now() - started;
 		await first;
 		const requests = apiRequests('/v1/models');
 		expect(requests).toHaveLength(3);
-		expect(otherMs).toBeLessThan(500);
+		// held, it would have waited most of the 5 s
+		expect(otherMs).toBeLessThan(BUSY_MARGIN_MS);
 		// the refused one itself waited its Retry-After
-		expect(requests[2].time - requests[0].time).toBeGreaterThanOrEqual(950);
+		expect(requests[2].time - requests[0].time).toBeGreaterThanOrEqual(4950);
 		expect(gw.pace.requestsPerSecond).toBe(Number.POSITIVE_INFINITY);
 	});
 });
@@ -170,15 +178,16 @@ describe('the run scope and the words of a paid request', () => {
 	});
 
 	it('close() ends every pending wait at once, and nothing is sent after it', async () => {
-		env.gateway.queueFaults('/v1/models', ['429-retry-after:3']);
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:30']);
 		const gw = await client();
-		const started = Date.now();
 		const call = failureOf(gw.json({ path: '/v1/models', what: 'Listing the models' }));
-		setTimeout(() => gw.close(), 300);
+		await answered(1);
+		const closedAt = Date.now();
+		gw.close();
 		const error = await call;
 		expect(error.kind).toBe('cancelled');
 		expect(error.headline).toBe('Listing the models was stopped: the run had ended');
-		expect(Date.now() - started).toBeLessThan(1500);
+		expect(Date.now() - closedAt).toBeLessThan(BUSY_MARGIN_MS);
 		await failureOf(gw.json({ path: '/v1/models' }));
 		await new Promise((resolve) => setTimeout(resolve, 3500));
 		expect(apiRequests('/v1/models')).toHaveLength(1);
@@ -232,12 +241,12 @@ describe('errors and the key', () => {
 	});
 
 	it('ends a slow answer at its deadline, with a plain message', async () => {
-		env.gateway.queueFaults('/v1/models', ['slow:3000']);
+		env.gateway.queueFaults('/v1/models', ['slow:10000']);
 		const started = Date.now();
 		const error = await failureOf((await client()).json({ path: '/v1/models', deadlineMs: 1000, retry: false, what: 'Listing the models' }));
 		expect(error.kind).toBe('timeout');
 		expect(error.fullMessage).toBe('Listing the models failed: no complete answer within 1 s');
-		expect(Date.now() - started).toBeLessThan(2500);
+		expect(Date.now() - started).toBeLessThan(1000 + BUSY_MARGIN_MS);
 	});
 
 	it('does not send a request again once it used up its deadline', async () => {
@@ -248,11 +257,11 @@ describe('errors and the key', () => {
 	});
 
 	it('does not start an attempt or a retry wait beyond notAfter', async () => {
-		env.gateway.queueFaults('/v1/models', ['429-retry-after:5']);
+		env.gateway.queueFaults('/v1/models', ['429-retry-after:30']);
 		const started = Date.now();
 		const error = await failureOf((await client()).json({ path: '/v1/models', notAfter: Date.now() + 1000, retry: fastRetry }));
 		expect(error.kind).toBe('rate_limit');
-		expect(Date.now() - started).toBeLessThan(1500);
+		expect(Date.now() - started).toBeLessThan(1000 + BUSY_MARGIN_MS);
 		expect(apiRequests('/v1/models')).toHaveLength(1);
 	});
 
@@ -261,13 +270,13 @@ describe('errors and the key', () => {
 		env.gateway.queueFaults('/v1/models', ['429-retry-after:30']);
 		const gw = await client({ abortSignal: controller.signal });
 		const failure = gw.json({ path: '/v1/models' });
-		await new Promise((resolve) => setTimeout(resolve, 150));
+		await answered(1);
 		const cancelledAt = Date.now();
 		controller.abort();
 		const error = await failureOf(failure);
 		expect(error.kind).toBe('cancelled');
 		expect(error.fullMessage).toBe('The gateway request was cancelled');
-		expect(Date.now() - cancelledAt).toBeLessThan(1000);
+		expect(Date.now() - cancelledAt).toBeLessThan(BUSY_MARGIN_MS);
 		expect(apiRequests('/v1/models')).toHaveLength(1);
 	});
 });

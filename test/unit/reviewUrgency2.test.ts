@@ -65,7 +65,7 @@ describe('review-urgency2: SendPace refuses by the urgency of now, not the one a
 		let drained = false;
 		void Promise.all(backlog).then(() => (drained = true));
 		await clock.runUntil(() => drained, 60_000);
-	}, 30_000);
+	});
 });
 
 describe('review-urgency2: tasks never seen hog the unseen tier', () => {
@@ -124,7 +124,7 @@ describe('review-urgency2: a routine check that waits into the last second is th
 		// other while it waits: it should rank as one (BEHIND_LAST) from then on. On main it stays BEHIND_ROUTINE and is refused.
 		expect(result).toMatch(/^sent at /);
 		await clock.runUntil(() => seq >= 110, 60_000);
-	}, 30_000);
+	});
 });
 
 describe('review-urgency2: Retry-After jitter and the Poll Interval', () => {
