@@ -41,8 +41,6 @@ interface RunOptions {
 	continueOnFail?: boolean;
 	clock?: FakeClock | typeof realClock;
 	abortSignal?: AbortSignal;
-	/** Called with every log line as it is written: a test acts on what the node has done, not at a wall-clock moment. */
-	onLog?: (log: Log) => void;
 }
 
 type Parameters = IDataObject | ((itemIndex: number) => IDataObject);
@@ -66,11 +64,7 @@ async function run(parameters: Parameters, options: RunOptions = {}) {
 		nodeType: 'n8n-nodes-model-gateway.gatewayVideoGenerate',
 	});
 	const ctx = context.ctx as IExecuteFunctions & { logger: Record<string, (message: string, meta?: IDataObject) => void> };
-	for (const level of ['debug', 'info', 'warn', 'error'])
-		ctx.logger[level] = (message, meta) => {
-			logs.push({ level, message, meta });
-			options.onLog?.({ level, message, meta });
-		};
+	for (const level of ['debug', 'info', 'warn', 'error']) ctx.logger[level] = (message, meta) => logs.push({ level, message, meta });
 	(ctx as { getExecutionId: () => string }).getExecutionId = () => 'exec-77';
 	let output: INodeExecutionData[] | undefined;
 	let error: (Error & { description?: string; context?: IDataObject }) | undefined;
@@ -306,14 +300,15 @@ describe('paid work is never lost nor paid twice', () => {
 describe('a Stop before the gateway answered the submit', () => {
 	it('ends at once and says which submits may have created a task', async () => {
 		const controller = new AbortController();
-		// stopped once item 1's task is created (its log line), while item 0's submit still waits for its headers
+		// stopped at the first wait after item 1's task was checked (its answer read), while item 0's submit still waits for its headers
 		let stoppedAt = Number.POSITIVE_INFINITY;
-		const onLog = (log: Log) => {
-			if (!log.message.startsWith('Model Gateway: video task created')) return;
+		const clock = createFakeClock(0, 5);
+		clock.onSleep = () => {
+			if (controller.signal.aborted || !h.requests.some((r) => r.method === 'GET')) return;
 			stoppedAt = Date.now();
 			controller.abort();
 		};
-		const result = await run((i) => ({ prompt: i === 0 ? 'x [hostile:slow-headers]' : 'y [hostile:state-IN_PROGRESS]' }), { items: 2, abortSignal: controller.signal, onLog });
+		const result = await run((i) => ({ prompt: i === 0 ? 'x [hostile:slow-headers]' : 'y [hostile:state-IN_PROGRESS]' }), { items: 2, clock, abortSignal: controller.signal });
 		expect(Date.now() - stoppedAt).toBeLessThan(BUSY_MARGIN_MS);
 		const [taskId] = createdTasks().filter((id) => id.startsWith('task_state'));
 		expect(result.error?.message).toBe('The run was stopped while waiting for 1 video task');
