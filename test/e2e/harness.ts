@@ -9,6 +9,7 @@
  *     it('squares', () => expect(nodeItems(results(), 'mgwSmoke0001', 'Add Square')).toHaveLength(3));
  *   });
  */
+import { secretEncodings } from '../helpers/secretEncodings';
 import * as fs from 'node:fs';
 
 import type { LoggedRequest } from '../gateway';
@@ -196,11 +197,15 @@ export function gatewayRequests(filter?: (request: LoggedRequest) => boolean): L
 
 /**
  * The key, every 8-character run of its part after sk- that mixes letters and digits or cases (as
- * runs of a random key do; `-hostile` is a word), its base64, and the custom header value.
+ * runs of a random key do; `-hostile` is a word), its base64, and the custom header value; and
+ * the shortest mixed cut from the start of the key and of the header value in every encoder's form
+ * (issue 26: encodings go character by character, so it stands for every longer cut).
  */
 export function secretForms(apiKey: string, headerSecret: string): string[] {
 	const secretPart = apiKey.slice(3);
 	const mixed = (run: string) => [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(run)).length >= 2;
 	const runs = Array.from({ length: secretPart.length - 7 }, (_, start) => secretPart.slice(start, start + 8)).filter(mixed);
-	return [apiKey, secretPart, Buffer.from(apiKey).toString('base64').slice(0, 24), headerSecret, ...runs];
+	const firstMixedCut = (value: string) => Array.from({ length: Math.max(0, value.length - 7) }, (_, extra) => value.slice(0, 8 + extra)).find(mixed);
+	const encoded = [firstMixedCut(apiKey), firstMixedCut(headerSecret)].flatMap((cut) => (cut ? Object.entries(secretEncodings(cut)).filter(([name]) => name !== 'plain').map(([, form]) => form) : []));
+	return [...new Set([apiKey, secretPart, Buffer.from(apiKey).toString('base64').slice(0, 24), headerSecret, ...runs, ...encoded])];
 }

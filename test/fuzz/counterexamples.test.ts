@@ -11,6 +11,7 @@ import { runScenario } from './drive';
 import { checkRun } from './invariants';
 import { FIXED_SECRETS, answer, scenario, useFuzzGateway } from './cases';
 import type { Scenario } from './scenario';
+import { secretEncodings } from '../helpers/secretEncodings';
 
 interface Counterexample {
 	name: string;
@@ -21,9 +22,53 @@ interface Counterexample {
 
 const STRICT = process.env.FUZZ_STRICT === '1';
 
+/** Issue 26: a long secret header value, quoted by a relay cut short or in an encoder's form. */
+const RELAY_SECRETS = { ...FIXED_SECRETS, headerName: 'x-relay-secret', headerValue: 'pk/Se+cr=Va9Q4z/x7Kp2' };
+const encodedIn = (slot: number, form: 'headerEncoded' | 'keyEncoded', encoding: string, cut: number) => {
+	const value = form === 'headerEncoded' ? RELAY_SECRETS.headerValue.slice(0, Math.max(8, cut)) : RELAY_SECRETS.key.slice(0, Math.max(11, cut));
+	return answer({ leak: { slot, form, cut, pad: 0, encoding: Object.keys(secretEncodings(value)).indexOf(encoding) } });
+};
+
 const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 
 export const COUNTEREXAMPLES: Counterexample[] = [
+	// Issue 26: secrets known by value in every form, and nothing masked by its shape.
+	{
+		name: 'Gateway Chat: a 200 answer quoting the secret header value cut to its first 20 characters',
+		scenario: scenario('chat', { secrets: RELAY_SECRETS, answers: [leakIn(0, 'headerCut', 20)] }),
+	},
+	{
+		name: 'Gateway Chat streamed: a delta quoting the secret header value as JSON \\u escapes',
+		scenario: scenario('chatStream', { secrets: RELAY_SECRETS, answers: [encodedIn(0, 'headerEncoded', 'JSON, every character as \\u', 40)] }),
+	},
+	{
+		name: "Gateway Messages: a text quoting the secret header value with PHP's \\/",
+		scenario: scenario('messages', { secrets: RELAY_SECRETS, answers: [encodedIn(0, 'headerEncoded', "PHP's JSON (\\/)", 40)] }),
+	},
+	{
+		name: "Gateway Messages streamed: a delta quoting the secret header value by Python's quote",
+		scenario: scenario('messagesStream', { secrets: RELAY_SECRETS, answers: [encodedIn(0, 'headerEncoded', "Python's quote", 40)] }),
+	},
+	{
+		name: "Gateway Video Generate, Get Status: a fail_reason quoting the secret header value's first 12 characters URL-encoded twice",
+		scenario: scenario('videoStatus', { secrets: RELAY_SECRETS, video: { terminal: 'FAILURE' }, answers: [encodedIn(0, 'headerEncoded', 'URL-encoded twice', 12)] }),
+	},
+	{
+		name: 'Gateway Chat: a 401 whose body quotes the key cut to 20 characters as JSON \\u escapes',
+		scenario: scenario('chat', { secrets: RELAY_SECRETS, answers: [{ ...encodedIn(0, 'keyEncoded', 'JSON, every character as \\u, upper-case hex', 20), kind: 'error', status: 401, shape: 6 }] }),
+	},
+	{
+		name: 'Gateway Video Generate, Submit: a task id task-sk-9f8e7d6c5b comes out whole (it only looks like a key)',
+		scenario: scenario('videoSubmit', { video: { submitIds: ['task-sk-9f8e7d6c5b'] } }),
+	},
+	{
+		name: 'Gateway Video Generate, Submit: a task id sk-tSHNTqJZ5zqq comes out whole (seed 2601)',
+		scenario: scenario('videoSubmit', { video: { submitIds: ['sk-tSHNTqJZ5zqq'] } }),
+	},
+	{
+		name: 'Gateway Video Generate, Get Status: a task id task-sk-9f8e7d6c5b typed in is checked and shown whole',
+		scenario: scenario('videoStatus', { taskIdInput: 'task-sk-9f8e7d6c5b' }),
+	},
 	{
 		name: 'Gateway Chat: a 200 answer whose text quotes the key in base64',
 		scenario: scenario('chat', { answers: [leakIn(0, 'base64')] }),

@@ -16,10 +16,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { secretEncodings } from '../helpers/secretEncodings';
+
 // Makes *.example.test resolve to 127.0.0.1 in this process: a second host name on the same port.
 require('../hostile/dns-preload');
 
-export type LeakForm = 'whole' | 'secretPart' | 'cutStart' | 'cutEnd' | 'url' | 'base64' | 'bearer' | 'header' | 'headerUrl' | 'headerBase64';
+export type LeakForm = 'whole' | 'secretPart' | 'cutStart' | 'cutEnd' | 'url' | 'base64' | 'bearer' | 'header' | 'headerUrl' | 'headerBase64' | 'headerCut' | 'headerEncoded' | 'keyEncoded';
 
 export interface Leak {
 	/** Which field of the answer quotes it (taken modulo the fields the answer has). */
@@ -27,6 +29,8 @@ export interface Leak {
 	form: LeakForm;
 	/** For cut forms: how many characters are kept. */
 	cut: number;
+	/** For encoded forms: which of test/helpers/secretEncodings.ts (taken modulo their number). */
+	encoding?: number;
 	/** Words before the quote ("detail " each): a quote far into a long message, where shortening cuts. */
 	pad: number;
 }
@@ -154,7 +158,20 @@ export function leakValue(secrets: Secrets, leak: Leak): string {
 			return encodeURIComponent(headerValue);
 		case 'headerBase64':
 			return Buffer.from(headerValue).toString('base64');
+		// Issue 26: a relay quotes the header value cut to its first characters (8 or more), or
+		// encodes it (quote, quote_plus, twice, PHP's \/, JSON \u), or the key's start so.
+		case 'headerCut':
+			return headerValue.slice(0, Math.max(8, leak.cut));
+		case 'headerEncoded':
+			return encodedLeak(headerValue.slice(0, Math.max(8, leak.cut)), leak.encoding ?? 0);
+		case 'keyEncoded':
+			return encodedLeak(key.slice(0, Math.max(11, leak.cut)), leak.encoding ?? 0);
 	}
+}
+
+function encodedLeak(value: string, encoding: number): string {
+	const forms = Object.values(secretEncodings(value));
+	return forms[encoding % forms.length];
 }
 
 interface Reply {

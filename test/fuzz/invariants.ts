@@ -8,6 +8,7 @@ import { GRACE_MS } from './drive';
 import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
 import { deadlineMs } from './scenario';
+import { secretEncodings } from '../helpers/secretEncodings';
 
 export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost';
 
@@ -83,6 +84,19 @@ export function secretForms(secrets: Secrets): Array<{ name: string; test: (text
 			forms.push({ name: 'the secret header value in base64', test: (text) => base64Token.test(text) });
 		}
 	}
+	// Issue 26: every form a relay or a log writes (quote, quote_plus, twice, PHP's \/, JSON \u) of
+	// a cut of the header value from its start and of the key's start or any run of its part after
+	// sk-, 8 characters or more that mix kinds (encodings go character by character, so the
+	// shortest such cut stands for every longer one).
+	const mixed = (cut: string) => [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(cut)).length >= 2;
+	const cuts = new Set<string>();
+	for (let length = 8; length <= headerValue.length; length++) if (mixed(headerValue.slice(0, length))) cuts.add(headerValue.slice(0, length));
+	for (let length = 8; length <= key.length; length++) if (mixed(key.slice(0, length))) cuts.add(key.slice(0, length));
+	for (let i = 0; i + 8 <= secretPart.length; i++) if (mixed(secretPart.slice(i, i + 8))) cuts.add(secretPart.slice(i, i + 8));
+	for (const cut of cuts) {
+		for (const [encoding, form] of Object.entries(secretEncodings(cut))) if (encoding !== 'plain') contains(`${JSON.stringify(cut)} (a cut of a secret) written by ${encoding}`, form);
+		if (!cut.startsWith('sk-') && !secretPart.includes(cut)) contains(`the first ${cut.length} characters of the secret header value`, cut);
+	}
 	return forms;
 }
 
@@ -128,7 +142,7 @@ function checkLate(state: RunState): Violation[] {
 
 const isSubmit = (r: LoggedRequest) => r.method === 'POST' && r.path === '/v1/video/generations';
 
-function checkTaskIds(outcome: Outcome, state: RunState): Violation[] {
+function checkTaskIds(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	const shown = `${exits(outcome).output}${exits(outcome).error}`;
 	const logMessages = outcome.logs.map((line) => line.message).join('\n');
 	const violations: Violation[] = [];
@@ -141,8 +155,15 @@ function checkTaskIds(outcome: Outcome, state: RunState): Violation[] {
 		if (!shown.includes(quoted)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in neither the output nor the error` });
 		if (!logMessages.includes(id)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in no log line's message` });
 	}
+	// A task id typed into Get Status that merely looks like a key comes back whole (issue 26).
+	const typed = scenario.taskIdInput.trim();
+	if (scenario.node === 'videoStatus' && KEY_LIKE_ID.test(typed) && outcome.output.some((item) => item.json.task_id !== undefined) && !exits(outcome).output.includes(typed)) {
+		violations.push({ invariant: 'taskIds', detail: `the task ${JSON.stringify(typed)} typed into Get Status is not shown whole: ${exits(outcome).output.slice(0, 200)}` });
+	}
 	return violations;
 }
+
+const KEY_LIKE_ID = /^(task-sk-[0-9a-f]+|sk-[A-Za-z0-9]+|task_sk-proj-[A-Za-z0-9]+)$/;
 
 /** Status checks and downloads go to the task of record only: never a foreign id, never a dot segment. */
 function checkTaskOfRecord(scenario: Scenario, state: RunState): Violation[] {
@@ -220,7 +241,8 @@ function checkOtherHost(state: RunState, secrets: Secrets): Violation[] {
 		.map((r) => ({ invariant: 'otherHost' as const, detail: `${r.method} ${r.path} to ${r.host} carried the key or the secret header` }));
 }
 
-const ORDINARY_ID = /^task_(openai_)?\d+$/;
+/** Ids a gateway may well issue, those that merely look like a key among them (issue 26). */
+const ORDINARY_ID = new RegExp(`^task_(openai_)?\\d+$|${KEY_LIKE_ID.source}`);
 
 /**
  * The run against a gateway that only answers well (quotes of secrets aside) succeeds: a guard
@@ -256,7 +278,7 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkSecrets(scenario, outcome),
 		...checkDeadline(scenario, outcome),
 		...checkLate(state),
-		...checkTaskIds(outcome, state),
+		...checkTaskIds(scenario, outcome, state),
 		...checkTaskOfRecord(scenario, state),
 		...checkPaidOnce(state),
 		...checkSettingText(outcome, state),

@@ -72,8 +72,9 @@ export const secretsArb: fc.Arbitrary<Secrets> = fc.record({
 
 const leakArb: fc.Arbitrary<Leak> = fc.record({
 	slot: fc.nat(5),
-	form: fc.constantFrom('whole', 'secretPart', 'cutStart', 'cutEnd', 'url', 'base64', 'bearer', 'header', 'headerUrl', 'headerBase64'),
+	form: fc.constantFrom('whole', 'secretPart', 'cutStart', 'cutEnd', 'url', 'base64', 'bearer', 'header', 'headerUrl', 'headerBase64', 'headerCut', 'headerEncoded', 'headerEncoded', 'keyEncoded'),
 	cut: fc.integer({ min: 1, max: 43 }),
+	encoding: fc.nat(20),
 	pad: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60 })),
 });
 
@@ -100,9 +101,17 @@ const answerArb: fc.Arbitrary<Answer> = fc.record({
 	leak: fc.option(leakArb, { freq: 2 }),
 });
 
-/** Task ids a gateway answers a submit with: ordinary, holding a setting word, odd but one segment, or malformed. */
+/** Task ids that merely look like a key (issue 26): `task-sk-9f8e7d6c5b`, or a key-like run; they must come out whole. */
+export const keyLikeIdArb = fc.oneof(
+	fc.integer({ min: 0x10000000, max: 0x7fffffff }).map((n) => `task-sk-${n.toString(16)}`),
+	chars(HEADER_CHARS.filter((c) => /[A-Za-z0-9]/.test(c)), 10, 20).map((run) => `sk-${run}`),
+	chars(HEADER_CHARS.filter((c) => /[A-Za-z0-9]/.test(c)), 10, 20).map((run) => `task_sk-proj-${run}`),
+);
+
+/** Task ids a gateway answers a submit with: ordinary, holding a setting word or `sk-`, odd but one segment, or malformed. */
 const submitIdArb = fc.oneof(
 	{ weight: 4, arbitrary: fc.integer({ min: 1, max: 99_999 }).map((n) => `task_${n}`) },
+	{ weight: 2, arbitrary: keyLikeIdArb },
 	{ weight: 2, arbitrary: fc.integer({ min: 1, max: 99 }).map((n) => `task_openai_${n}`) },
 	{ weight: 1, arbitrary: fc.constantFrom('task.v2', 'cgt-2026_abc', 'T~1', '.', '..', 'a/b', '', 'x'.repeat(5000), 'task with space', 'task%2F..') },
 );
@@ -110,6 +119,7 @@ const submitIdArb = fc.oneof(
 /** Task ids a user types or maps into Get Status, Download or Resume Task ID. */
 const taskIdInputArb = fc.oneof(
 	{ weight: 4, arbitrary: fc.integer({ min: 1, max: 99_999 }).map((n) => `task_${n}`) },
+	{ weight: 1, arbitrary: keyLikeIdArb },
 	{ weight: 1, arbitrary: fc.constantFrom('task_openai_7', '.', '..', '../..', 'a/b', '%2e%2e', 'x'.repeat(20_000), ' task_5 ', '?x=1', '#frag') },
 );
 

@@ -19,15 +19,21 @@ import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVi
 import type { AiNodeSdk } from '../../nodes/GatewayChatModel/sdk';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { createExecuteContext } from '../helpers/executeContext';
+import { secretEncodings } from '../helpers/secretEncodings';
 import type { SentChunk } from '../helpers/executeContext';
 
 const KEY = 'sk-Echo7Hq2Wc9Zr4Lp0Xt6NbVd3Fm8Ks';
 const SECRET = KEY.slice(3);
 const TOKEN = 'Qk7v9';
-const HEADERS = JSON.stringify({ 'x-api-token': TOKEN, 'x-portkey-provider': 'openai' });
+/** A long secret header value, echoed in every form a relay or a log writes it, whole and cut to its first 20 characters (issue 26). */
+const RELAY_SECRET = 'rl/Se+cr=Val-9Q4z/x7Kp2wM';
+const RELAY_FORMS = [...Object.values(secretEncodings(RELAY_SECRET)), ...Object.values(secretEncodings(RELAY_SECRET.slice(0, 20))), ...Object.values(secretEncodings(KEY.slice(0, 20)))];
+const HEADERS = JSON.stringify({ 'x-api-token': TOKEN, 'x-relay-secret': RELAY_SECRET, 'x-portkey-provider': 'openai' });
+/** A task id that merely looks like a key: it must come out with every character. */
+const SK_TASK = 'task-sk-9f8e7d6c5b';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 /** What the gateway says in its answers: the key and the header value, whole, base64, after Bearer, and a setting. */
-const QUOTE = `key ${KEY}; tail ${SECRET}; b64 ${Buffer.from(KEY).toString('base64')}; Bearer ${SECRET}; token ${TOKEN}; provider openai`;
+const QUOTE = `key ${KEY}; tail ${SECRET}; b64 ${Buffer.from(KEY).toString('base64')}; Bearer ${SECRET}; token ${TOKEN}; relay ${RELAY_FORMS.join(' | ')}; provider openai`;
 
 function sse(res: http.ServerResponse, events: unknown[]): void {
 	res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -74,6 +80,8 @@ function answer(req: http.IncomingMessage, body: IDataObject, res: http.ServerRe
 	}
 	if (path === '/v1/images/generations') return json({ created: 1, data: [{ b64_json: PNG, revised_prompt: `a cat; ${QUOTE}` }] });
 	if (path === '/plants') return json({ id: body.id, name: body.name, tag: QUOTE });
+	if (path === '/v1/video/generations' && body.prompt === 'sk task') return json({ id: SK_TASK, task_id: SK_TASK, object: 'video', model: 'video-2-0-fast-260128', status: 'queued' });
+	if (path === `/v1/video/generations/${SK_TASK}`) return json({ code: 'success', data: { task_id: SK_TASK, status: 'FAILURE', progress: '100%', fail_reason: `task ${SK_TASK} refused; ${QUOTE}` } });
 	if (path === '/v1/video/generations') return json({ id: 'task_openai_1', task_id: 'task_openai_1', object: 'video', model: `video-2-0-fast-260128 ${QUOTE}`, status: 'queued' });
 	if (path.startsWith('/v1/video/generations/')) {
 		return json({ code: 'success', data: { task_id: 'task_openai_1', status: 'FAILURE', progress: '100%', fail_reason: QUOTE, result_url: `${baseUrl}/files/v.mp4?sig=${KEY}` } });
@@ -132,6 +140,8 @@ function expectNoSecret(text: string): void {
 	for (let start = 0; start + 8 <= SECRET.length; start++) expect(text).not.toContain(SECRET.slice(start, start + 8));
 	expect(text).not.toContain(Buffer.from(KEY).toString('base64').slice(0, 20));
 	expect(text).not.toMatch(new RegExp(`(?<![A-Za-z0-9])${TOKEN}(?![A-Za-z0-9])`));
+	// Every form of the relay secret and of the key's first 20 characters, as written and as it stands inside JSON text.
+	for (const form of RELAY_FORMS) for (const written of [form, JSON.stringify(form).slice(1, -1)]) expect(text).not.toContain(written);
 }
 
 const model = (value: string) => ({ __rl: true, mode: 'id', value });
@@ -180,6 +190,20 @@ describe('a success answer quoting the key and a secret header value', () => {
 		expectNoSecret(status.text);
 		expect(status.output[0].json).toMatchObject({ task_id: 'task_openai_1', status: 'FAILURE' });
 		expect(String(status.output[0].json.fail_reason)).toContain('provider openai');
+	});
+});
+
+describe('a task id that merely looks like a key (issue 26)', () => {
+	it('Gateway Video Generate: Submit and Get Status keep task-sk-… whole in the item, the error words and the log; the secrets around it are masked', async () => {
+		const submitted = await execute(new GatewayVideoGenerate(), { operation: 'submit', model: model('video-2-0-fast-260128'), prompt: 'sk task', seconds: 5, size: '1280x720', options: {} });
+		expect(submitted.error).toBeUndefined();
+		expect(submitted.output[0].json.task_id).toBe(SK_TASK);
+		expect(JSON.stringify(submitted.logs)).toContain(SK_TASK);
+		const status = await execute(new GatewayVideoGenerate(), { operation: 'getStatus', taskId: SK_TASK });
+		expect(status.error).toBeUndefined();
+		expectNoSecret(status.text);
+		expect(status.output[0].json).toMatchObject({ task_id: SK_TASK, status: 'FAILURE' });
+		expect(String(status.output[0].json.fail_reason)).toContain(`task ${SK_TASK} refused`);
 	});
 });
 

@@ -160,10 +160,11 @@ describe('callChat', () => {
 		// The gateway's words travel unmasked inside the GatewayError; its own message never holds them.
 		expect(error.message).toBe('The chat request failed: the gateway reported a failure');
 		const nodeError = asNodeError(node, error, 0, client.masker);
-		expect(nodeError.message).toBe('The chat request failed: the gateway reported a failure: "bad key *** (also sk-***) used"');
+		expect(nodeError.message).toBe('The chat request failed: the gateway reported a failure: "bad key *** (also sk-secret-123) used"');
 		const shown = JSON.stringify({ ...nodeError, message: nodeError.message, description: nodeError.description, stack: nodeError.stack });
 		expect(shown).not.toContain('unit-stream');
-		expect(shown).not.toContain('sk-secret-123');
+		// Another key in the gateway's words is not this credential's: it stays (issue 26: nothing is masked by its shape).
+		expect(shown).toContain('sk-secret-123');
 	});
 
 	it.each([

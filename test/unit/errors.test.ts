@@ -22,7 +22,7 @@ import {
 	readErrorFields,
 	withFields,
 } from '../../nodes/shared/failures/errors';
-import { SecretMasker, patternMasker } from '../../nodes/shared/credential/secrets';
+import { SecretMasker, noSecretsMasker } from '../../nodes/shared/credential/secrets';
 
 // Random as a real key is: ordinary text shares no run of 8 characters with it.
 const KEY = 'sk-live-7Hq2Wc9Zr4Lp0Xt6SECRET';
@@ -288,11 +288,10 @@ describe('SecretMasker', () => {
 		expect(masker.mask(`无效的令牌 token=${KEY_TAIL}`)).toBe('无效的令牌 token=***');
 	});
 
-	it('masks any Bearer token and anything shaped like a key, known or not', () => {
-		expect(masker.mask('Authorization: Bearer abc.def')).toBe('Authorization: Bearer ***');
-		expect(masker.mask('{"auth":"bearer xyz-123"}')).toBe('{"auth":"bearer ***"}');
-		expect(masker.mask('another key sk-other-9876543210 here')).toBe('another key sk-*** here');
-		expect(patternMasker.mask(`invalid token Bearer ${KEY}`)).not.toContain(KEY_TAIL);
+	it('masks nothing by its shape: a Bearer token or an sk- text that is not the key stays (issue 26)', () => {
+		for (const text of ['Authorization: Bearer abc.def', '{"auth":"bearer xyz-123"}', 'another key sk-other-9876543210 here', 'task-sk-9f8e7d6c5b']) expect(masker.mask(text)).toBe(text);
+		expect(masker.mask(`invalid token Bearer ${KEY}`)).toBe('invalid token Bearer ***');
+		expect(noSecretsMasker.mask(`task-sk-9f8e7d6c5b`)).toBe('task-sk-9f8e7d6c5b');
 	});
 
 	it('masks custom header values', () => {
@@ -372,10 +371,11 @@ describe('the edge: asNodeError and errorItem', () => {
 		expect(JSON.stringify(item)).not.toContain(HEADER_SECRET);
 	});
 
-	it('masks with the patterns alone before a credential was read', () => {
-		const nodeError = asNodeError(node, failure(), 0);
-		expect(nodeError.message).toContain('invalid token Bearer ***');
-		expect(nodeError.message).not.toContain(KEY);
+	it('before a credential was read it knows no secret and changes no text; with the policy it masks by value', () => {
+		expect(asNodeError(node, failure(), 0).message).toContain('(code bad_sk-live-');
+		const masked = asNodeError(node, failure(), 0, masker);
+		expect(masked.message).toContain('invalid token Bearer ***');
+		expect(masked.message).not.toContain(KEY);
 	});
 
 	it('an error without an HTTP answer becomes a NodeOperationError, masked', () => {

@@ -1,32 +1,27 @@
 /**
  * The one secret policy of a credential, and the one function that removes its secrets from
- * anything shown (errors, output items, streamed text, log lines, custom data):
- * - the API key whole, its part after `sk-` (relays quote it without the prefix), and the
- *   encodings a gateway may echo: URL-encoded, base64 and base64url (at every byte alignment, so
- *   it is found inside a longer base64 such as a Basic `user:key`);
- * - any run of 8 or more characters of the key's secret part (a quote cut short, a key split by
- *   a cut) that mixes letters and digits or cases, as runs of a random key do, also URL-encoded
- *   (a relay that puts a cut of the key into a link);
- * - the Custom Header values that are credentials, decided by the header's name; values of
- *   headers that are settings (`x-portkey-provider: openai`, `anthropic-version`) are never
- *   secrets and never change any text;
- * - anything shaped like a key or a bearer token, known or not.
- * A secret shorter than SHORT_SECRET characters is masked only as a whole token, so task ids,
- * file names and URLs that merely contain it keep their characters.
+ * anything shown (errors, output items, streamed text, log lines, custom data). The secrets are
+ * known by value: the API key and the Custom Header values that are credentials (decided by the
+ * header's name; settings such as `x-portkey-provider: openai` never change any text). Each is
+ * hidden with the forms a relay or a log may write it in:
+ * - whole (a value shorter than SHORT_SECRET only as a whole token, so ids that merely contain it
+ *   keep their characters), the key also without `sk-`, and its base64 (at every byte alignment);
+ * - cut: any prefix of FRAGMENT_LENGTH characters or more, and for the key any such run of its
+ *   part after `sk-` (a quote cut short, a key split by a cut), in any ASCII case; a cut must mix
+ *   letters and digits or cases, as cuts of a random secret do, so words stay;
+ * - encoded: each of the above JSON-escaped or URL-encoded once or twice (secretViews.ts).
+ * Nothing is masked by its shape: `task-sk-9f8e7d6c5b` or another `Bearer` token is no secret.
  */
+import { viewsOf } from './secretViews';
+
 const KEY_PREFIX = 'sk-';
-// Not inside a word: `risk-report`, `task-123` and `flask-app` are no keys.
-const KEY_PATTERN = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-.]{3,}/g;
-const BEARER_PATTERN = /(Bearer\s+)[^\s"',;}\]]+/gi;
-const BASIC_PATTERN = /(Basic\s+)[A-Za-z0-9+/=]{6,}/g;
 /** Shorter secrets are masked as whole tokens only: inside a longer word they would garble it. */
 const SHORT_SECRET = 12;
-/** The shortest run of the key's secret part that is masked wherever it appears. */
+/** The shortest cut of a secret (a prefix, or a run of the key) that is masked wherever it appears. */
 export const FRAGMENT_LENGTH = 8;
 const MASK = '***';
-/** The start of a key or token pattern whose rest may follow: `s`, `sk-a`, `Bear`, `Basic `. */
-const OPEN_PATTERN = /^(?:s|sk|sk-[A-Za-z0-9_\-.]{0,2}|b|be|bea|bear|beare|bearer\s*|ba|bas|basi|basic\s*)$/i;
-const OPEN_PATTERN_LENGTH = 'bearer  '.length;
+/** Context kept from what a stream showed: the character before a short secret, even escaped. */
+const STREAM_CONTEXT = 32;
 /** ASCII word characters: a whole token has none of them (nor a `.` inside a name) on either side. */
 const TOKEN_BEFORE = '(?<![A-Za-z0-9_\\-]|[A-Za-z0-9][.])';
 const TOKEN_AFTER = '(?![A-Za-z0-9_\\-]|[.][A-Za-z0-9])';
@@ -65,11 +60,6 @@ function base64Forms(text: string): string[] {
 	return forms.flatMap((form) => [form, form.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')]);
 }
 
-function urlEncodedForms(text: string): string[] {
-	const encoded = encodeURIComponent(text);
-	return encoded === text ? [] : [encoded, encoded.replace(/%[0-9A-F]{2}/g, (code) => code.toLowerCase()), encoded.replace(/%20/g, '+')];
-}
-
 type Span = [start: number, end: number];
 
 function regexOf(forms: Iterable<string>, wholeToken: boolean): RegExp | undefined {
@@ -80,12 +70,12 @@ function regexOf(forms: Iterable<string>, wholeToken: boolean): RegExp | undefin
 	return new RegExp(wholeToken ? `${TOKEN_BEFORE}(?:${alternation})${TOKEN_AFTER}` : alternation, 'g');
 }
 
-/** Adds where `pattern` matches; `kept` characters at the start of a match stay shown. */
-function matchSpans(text: string, pattern: RegExp | undefined, spans: Span[], kept: (match: RegExpExecArray) => number = () => 0): void {
+/** Adds where `pattern` matches. */
+function matchSpans(text: string, pattern: RegExp | undefined, spans: Span[]): void {
 	if (!pattern) return;
 	pattern.lastIndex = 0;
 	for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-		spans.push([match.index + kept(match), match.index + match[0].length]);
+		spans.push([match.index, match.index + match[0].length]);
 		if (match[0].length === 0) pattern.lastIndex++;
 	}
 }
@@ -101,53 +91,79 @@ function mergeSpans(spans: Span[]): Span[] {
 	return merged;
 }
 
+/** A secret whose cuts are masked: from its start only, or (the key's part after `sk-`) from anywhere. */
+interface RunSource {
+	original: string;
+	/** ASCII letters in lower case: a node may change the case of gateway text (a task status). */
+	folded: string;
+	anyStart: boolean;
+}
+
+const foldCode = (code: number) => (code >= 0x41 && code <= 0x5a ? code + 32 : code);
+const fold = (text: string) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+const bigramAt = (text: string, at: number) => ((foldCode(text.charCodeAt(at)) & 0xff) << 8) | (foldCode(text.charCodeAt(at + 1)) & 0xff);
+
+export interface Scan {
+	/** Where the secrets are: sorted, merged [start, end) spans of the text. */
+	spans: Span[];
+	/** From here on the text may be the start of a secret still to come (for a stream). */
+	holdFrom: number;
+}
+
 export class SecretMasker {
-	/** Secret forms masked wherever they appear. */
+	/** Whole forms masked wherever they appear, and the short ones masked as whole tokens. */
 	private readonly anywhere?: RegExp;
-	/** Short secret forms, masked as whole tokens. */
 	private readonly asToken?: RegExp;
-	/** The FRAGMENT_LENGTH-character runs of the key's secret part. */
-	private readonly fragments = new Set<string>();
-	/** The key's secret part (after `sk-`). */
-	private readonly keyParts: string[] = [];
-	/** Every form, for the stream masker: a text ending in the start of one must wait for more. */
-	readonly forms: string[];
-	/** The longest form: how far back a secret can still be growing at the end of a text. */
+	private readonly needles: string[];
+	private readonly sources: RunSource[] = [];
+	/** Every FRAGMENT_LENGTH-character window a cut may begin with: its source and offset. */
+	private readonly windows = new Map<string, Array<[number, number]>>();
+	/** The first two characters of those windows: a cheap test before a window is looked up. */
+	private readonly bigrams = new Uint8Array(1 << 16);
+	/** The longest form: how far back a secret may still be growing at the end of a text. */
 	readonly longestForm: number;
 
 	/**
 	 * `secrets`: values that are secrets whoever reads them. One that begins with `sk-` is taken as a
-	 * key (its part after `sk-`, encodings and fragments too). Prefer `SecretMasker.of(settings)`.
+	 * key (its part after `sk-` too, cut anywhere). Prefer `SecretMasker.of(settings)`.
 	 */
 	constructor(secrets: ReadonlyArray<string | undefined> = []) {
-		const forms = new Set<string>();
+		const needles = new Set<string>();
 		for (const raw of secrets) {
 			const secret = String(raw ?? '').trim();
 			if (secret === '') continue;
-			forms.add(secret);
-			for (const form of urlEncodedForms(secret)) forms.add(form);
-			// A header value's base64 (a relay quoting its own Basic header): where it is long enough to tell.
-			for (const form of base64Forms(secret)) if (form.length >= FRAGMENT_LENGTH) forms.add(form);
-			if (!secret.startsWith(KEY_PREFIX)) continue;
-			const secretPart = secret.slice(KEY_PREFIX.length);
-			this.keyParts.push(secretPart);
-			for (const text of [secret, secretPart]) for (const form of [text, ...base64Forms(text), ...urlEncodedForms(text)]) forms.add(form);
-			for (let start = 0; start + FRAGMENT_LENGTH <= secretPart.length; start++) {
-				const fragment = secretPart.slice(start, start + FRAGMENT_LENGTH);
-				// Without case: a node that upper-cases gateway text (a task status) must not unmask it.
-				if (looksRandom(fragment)) this.fragments.add(fragment.toLowerCase());
+			const isKey = secret.startsWith(KEY_PREFIX);
+			// Python's quote_plus writes a space as `+`.
+			const values = secret.includes(' ') ? [secret, secret.replace(/ /g, '+')] : [secret];
+			if (isKey) values.push(secret.slice(KEY_PREFIX.length));
+			for (const value of values) {
+				needles.add(value);
+				// Base64 (a relay quoting its own Basic header): where it is long enough to tell, the key's always.
+				for (const form of base64Forms(value)) if (isKey || form.length >= FRAGMENT_LENGTH) needles.add(form);
+				this.addSource(value, isKey && value !== secret);
 			}
 		}
-		this.forms = [...forms].filter((form) => form.length > 0);
+		this.needles = [...needles].filter((needle) => needle.length > 0);
 		this.anywhere = regexOf(
-			this.forms.filter((form) => form.length >= SHORT_SECRET),
+			this.needles.filter((needle) => needle.length >= SHORT_SECRET),
 			false,
 		);
 		this.asToken = regexOf(
-			this.forms.filter((form) => form.length < SHORT_SECRET),
+			this.needles.filter((needle) => needle.length < SHORT_SECRET),
 			true,
 		);
-		this.longestForm = Math.max(FRAGMENT_LENGTH, 'Bearer '.length, ...this.forms.map((form) => form.length));
+		this.longestForm = Math.max(FRAGMENT_LENGTH, ...this.needles.map((needle) => needle.length));
+	}
+
+	private addSource(original: string, anyStart: boolean): void {
+		if (original.length < FRAGMENT_LENGTH) return;
+		const index = this.sources.push({ original, folded: fold(original), anyStart }) - 1;
+		const folded = this.sources[index].folded;
+		for (let offset = 0; offset + FRAGMENT_LENGTH <= folded.length && (anyStart || offset === 0); offset++) {
+			const window = folded.slice(offset, offset + FRAGMENT_LENGTH);
+			this.windows.set(window, [...(this.windows.get(window) ?? []), [index, offset]]);
+			this.bigrams[bigramAt(window, 0)] = 1;
+		}
 	}
 
 	/** The policy of one credential: the key and the Custom Header values that are credentials. */
@@ -158,53 +174,72 @@ export class SecretMasker {
 		return new SecretMasker([sources.apiKey, ...headerSecrets]);
 	}
 
-	/** Where the secrets are in `text`: sorted, merged [start, end) spans. */
-	spansOf(text: string): Span[] {
+	/** Where the secrets are in `text`, in any of its views, and where one may be starting at its end. */
+	scan(text: string): Scan {
 		const spans: Span[] = [];
-		matchSpans(text, this.anywhere, spans);
-		matchSpans(text, this.asToken, spans);
-		this.fragmentSpans(text, spans);
-		// `sk-***`, `Bearer ***`: the prefix stays, so a reader sees what was there.
-		matchSpans(text, KEY_PATTERN, spans, () => KEY_PREFIX.length);
-		matchSpans(text, BEARER_PATTERN, spans, (match) => match[1].length);
-		matchSpans(text, BASIC_PATTERN, spans, (match) => match[1].length);
-		return mergeSpans(spans);
-	}
-
-	/**
-	 * The maximal runs of text whose every FRAGMENT_LENGTH characters are a run of the key's secret
-	 * part, as written or URL-encoded (`%2F` for `/`: read through a decoded copy of the text).
-	 */
-	private fragmentSpans(text: string, spans: Span[]): void {
-		if (this.fragments.size === 0) return;
-		this.plainFragmentSpans(text, spans);
-		// Twice at most: a link inside another link's query is encoded twice (`%252F`).
-		let view = text;
-		let origin: number[] | undefined;
-		for (let round = 0; round < 2 && PERCENT_ESCAPE.test(view); round++) {
-			const { decoded, starts } = percentDecoded(view);
-			const from = origin === undefined ? starts : starts.map((at) => (origin as number[])[at]);
-			const decodedSpans: Span[] = [];
-			this.plainFragmentSpans(decoded, decodedSpans);
-			for (const [start, end] of decodedSpans) spans.push([from[start], from[end]]);
-			view = decoded;
-			origin = from;
+		let holdFrom = text.length;
+		if (this.needles.length === 0) return { spans, holdFrom };
+		for (const view of viewsOf(text)) {
+			const found: Span[] = [];
+			matchSpans(view.text, this.anywhere, found);
+			matchSpans(view.text, this.asToken, found);
+			this.runSpans(view.text, found);
+			for (const [start, end] of found) {
+				spans.push([view.starts[start], view.starts[end]]);
+				// Near the end a secret may go on in what has not arrived yet.
+				if (end > view.open - this.longestForm) holdFrom = Math.min(holdFrom, view.starts[start]);
+			}
+			holdFrom = Math.min(holdFrom, view.starts[view.open - this.openLength(view.text, view.open)]);
 		}
+		return { spans: mergeSpans(spans), holdFrom };
 	}
 
-	private plainFragmentSpans(text: string, spans: Span[]): void {
-		let runStart = -1;
-		let runEnd = -1;
-		for (let start = 0; start + FRAGMENT_LENGTH <= text.length; start++) {
-			if (!this.fragments.has(text.slice(start, start + FRAGMENT_LENGTH).toLowerCase())) continue;
-			if (start <= runEnd) runEnd = start + FRAGMENT_LENGTH;
-			else {
-				if (runStart >= 0) spans.push([runStart, runEnd]);
-				runStart = start;
-				runEnd = start + FRAGMENT_LENGTH;
+	spansOf(text: string): Span[] {
+		return this.scan(text).spans;
+	}
+
+	/** The maximal cuts of the sources in `text`: FRAGMENT_LENGTH characters or more that mix kinds. */
+	private runSpans(text: string, spans: Span[]): void {
+		if (this.windows.size === 0) return;
+		// Per source, the last cut found (its diagonal and end): the windows inside it need no look.
+		const last = this.sources.map(() => ({ diagonal: NaN, end: -1 }));
+		for (let at = 0; at + FRAGMENT_LENGTH <= text.length; at++) {
+			if (!this.bigrams[bigramAt(text, at)]) continue;
+			const hits = this.windows.get(fold(text.slice(at, at + FRAGMENT_LENGTH)));
+			for (const [index, offset] of hits ?? []) {
+				if (last[index].diagonal === at - offset && at < last[index].end) continue;
+				const source = this.sources[index];
+				let length = FRAGMENT_LENGTH;
+				while (at + length < text.length && offset + length < source.folded.length && foldCode(text.charCodeAt(at + length)) === source.folded.charCodeAt(offset + length)) length++;
+				last[index] = { diagonal: at - offset, end: at + length };
+				if (looksRandom(source.original.slice(offset, offset + length))) spans.push([at, at + length]);
 			}
 		}
-		if (runStart >= 0) spans.push([runStart, runEnd]);
+	}
+
+	/** How many characters before `end` could be the start of a secret whose rest has not arrived. */
+	private openLength(text: string, end: number): number {
+		if (end === 0) return 0;
+		let longest = 0;
+		const endsWith = (form: string, length: number, folded: boolean) => {
+			const tail = text.slice(end - length, end);
+			return (folded ? fold(tail) : tail) === form.slice(0, length);
+		};
+		const lastChar = text.charCodeAt(end - 1);
+		for (const needle of this.needles) {
+			for (let length = Math.min(needle.length - 1, end); length > longest; length--) if (needle.charCodeAt(length - 1) === lastChar && endsWith(needle, length, false)) longest = length;
+		}
+		for (const source of this.sources) {
+			if (source.anyStart) {
+				// A tail that is a run of the key grows one character at a time.
+				let length = 0;
+				while (length < Math.min(source.folded.length - 1, end) && source.folded.includes(fold(text.slice(end - length - 1, end)))) length++;
+				longest = Math.max(longest, length);
+			} else {
+				for (let length = Math.min(source.folded.length - 1, end); length > longest; length--) if (source.folded.charCodeAt(length - 1) === foldCode(lastChar) && endsWith(source.folded, length, true)) longest = length;
+			}
+		}
+		return longest;
 	}
 
 	/** `text` with every span replaced by `***`. */
@@ -235,99 +270,15 @@ export class SecretMasker {
 		}
 		return value;
 	}
-
-	/**
-	 * How many characters at the end of `text` could be the start of a secret whose rest has not
-	 * arrived yet (for a stream): the start of a form, of a key or token pattern, or a short run of
-	 * the key's secret part. Ordinary text ends in a few such characters at most.
-	 */
-	openTail(text: string): number {
-		let tail = 0;
-		const last = text.charCodeAt(text.length - 1);
-		for (let length = Math.min(OPEN_PATTERN_LENGTH, text.length); length > 0; length--) {
-			if (OPEN_PATTERN.test(text.slice(-length))) {
-				tail = length;
-				break;
-			}
-		}
-		for (const form of this.forms) {
-			for (let length = Math.min(form.length - 1, text.length); length > tail; length--) {
-				if (form.charCodeAt(length - 1) === last && text.endsWith(form.slice(0, length))) {
-					tail = length;
-					break;
-				}
-			}
-		}
-		for (let length = Math.min(FRAGMENT_LENGTH - 1, text.length); length > tail; length--) {
-			if (this.isKeyRun(text.slice(-length))) {
-				tail = length;
-				break;
-			}
-		}
-		return Math.max(tail, this.encodedOpenTail(text));
-	}
-
-	private isKeyRun(text: string): boolean {
-		return this.keyParts.some((part) => part.toLowerCase().includes(text.toLowerCase()));
-	}
-
-	/** The same for a URL-encoded run: `%2` or `%` may be the start of an escape still to come. */
-	private encodedOpenTail(text: string): number {
-		if (this.keyParts.length === 0 || !text.includes('%')) return 0;
-		const window = text.slice(-3 * FRAGMENT_LENGTH);
-		const unfinished = /%[0-9A-Fa-f]?$/.exec(window)?.[0].length ?? 0;
-		const { decoded, starts } = percentDecoded(window.slice(0, window.length - unfinished));
-		for (let length = Math.min(FRAGMENT_LENGTH - 1, decoded.length); length > 0; length--) {
-			if (this.isKeyRun(decoded.slice(-length))) return window.length - starts[decoded.length - length];
-		}
-		return unfinished;
-	}
 }
 
 /**
- * A run of a random key mixes letters and digits, or cases; a run that is one word or one number
- * (`messages`, `01234567`: keys made by hand have them) would mask ordinary text. For a random
+ * A cut of a random secret mixes letters and digits, or cases; one that is one word or one number
+ * (`messages`, `01234567`: secrets made by hand have them) would mask ordinary text. For a random
  * key, 8 characters of one kind are rare (about 1 in 500), and then a longer run still has others.
  */
-function looksRandom(fragment: string): boolean {
-	return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(fragment)).length >= 2;
-}
-
-const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
-
-/**
- * `text` with its ASCII `%XX` escapes decoded, and where each decoded character starts in `text`
- * (`starts[decoded.length]` is `text.length`), so spans found in the copy map back.
- */
-function percentDecoded(text: string): { decoded: string; starts: number[] } {
-	let decoded = '';
-	const starts: number[] = [];
-	for (let at = 0; at < text.length; ) {
-		starts.push(at);
-		const code = text.charCodeAt(at) === 0x25 ? asciiEscape(text, at) : -1;
-		if (code >= 0) {
-			decoded += String.fromCharCode(code);
-			at += 3;
-		} else {
-			decoded += text[at];
-			at += 1;
-		}
-	}
-	starts.push(text.length);
-	return { decoded, starts };
-}
-
-/** The ASCII character a `%XX` at `at` stands for, or -1. */
-function asciiEscape(text: string, at: number): number {
-	const high = hexDigit(text.charCodeAt(at + 1));
-	const low = hexDigit(text.charCodeAt(at + 2));
-	return high >= 0 && high < 8 && low >= 0 ? high * 16 + low : -1;
-}
-
-function hexDigit(code: number): number {
-	if (code >= 0x30 && code <= 0x39) return code - 0x30;
-	const lower = code | 0x20;
-	return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+function looksRandom(cut: string): boolean {
+	return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(cut)).length >= 2;
 }
 
 function isPlainObject(value: object): boolean {
@@ -337,14 +288,14 @@ function isPlainObject(value: object): boolean {
 
 /**
  * Masks a text that arrives in pieces (a streamed answer), so that a secret split over two pieces
- * is masked too. Each piece goes out at once, but for the few characters at its end that could be
- * the start of a secret (and a secret still growing at the end): those wait for the next piece or
- * the end.
+ * is masked too. Each piece goes out at once, but for the characters at its end that could be the
+ * start of a secret in any form (and a secret still growing at the end): those wait for the next
+ * piece or the end.
  */
 export class StreamMasker {
 	/** Text not shown yet. */
 	private pending = '';
-	/** The end of what was shown: context for what follows (`Bearer ` before a token, a word before a short secret). */
+	/** The end of what was shown: context for what follows (the character before a short secret). */
 	private shown = '';
 
 	constructor(private readonly masker: SecretMasker) {}
@@ -353,31 +304,29 @@ export class StreamMasker {
 	push(piece: string): string {
 		const from = this.shown.length;
 		const text = this.shown + this.pending + piece;
-		let cut = Math.max(from, text.length - this.masker.openTail(text));
-		const spans = this.masker.spansOf(text);
-		for (const [start, end] of spans) {
-			// A secret near the end may go on in the next piece; one across the cut is kept whole.
-			if (end > from && (end > text.length - this.masker.longestForm || (start < cut && end > cut))) cut = Math.max(from, Math.min(cut, start));
-		}
+		const { spans, holdFrom } = this.masker.scan(text);
+		let cut = Math.max(from, holdFrom);
+		// A secret across the cut is kept whole.
+		for (const [start, end] of spans) if (start < cut && end > cut) cut = Math.max(from, start);
 		this.pending = text.slice(cut);
-		this.shown = text.slice(0, cut).slice(-this.masker.longestForm);
-		const within = spans.filter(([, end]) => end > from && end <= cut).map(([start, end]): Span => [Math.max(start, from) - from, end - from]);
-		return SecretMasker.render(text.slice(from, cut), within);
+		this.shown = text.slice(0, cut).slice(-Math.max(STREAM_CONTEXT, this.masker.longestForm));
+		return SecretMasker.render(text.slice(from, cut), within(spans, from, cut));
 	}
 
 	/** The end of the text: whatever waited, masked. */
 	flush(): string {
 		const from = this.shown.length;
 		const text = this.shown + this.pending;
-		const within = this.masker
-			.spansOf(text)
-			.filter(([, end]) => end > from)
-			.map(([start, end]): Span => [Math.max(start, from) - from, end - from]);
 		this.pending = '';
 		this.shown = '';
-		return SecretMasker.render(text.slice(from), within);
+		return SecretMasker.render(text.slice(from), within(this.masker.spansOf(text), from, text.length));
 	}
 }
 
-/** The masker for errors raised before a credential was read: pattern-based only. */
-export const patternMasker = new SecretMasker();
+/** The spans that end in (from, to], relative to `from`. */
+function within(spans: Span[], from: number, to: number): Span[] {
+	return spans.filter(([, end]) => end > from && end <= to).map(([start, end]): Span => [Math.max(start, from) - from, end - from]);
+}
+
+/** The masker for errors raised before a credential was read: it knows no secret, so it changes nothing. */
+export const noSecretsMasker = new SecretMasker();

@@ -7,7 +7,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData, JsonObject } from 'n8n-workflow';
 
 import { GatewayError, itemFieldsOf, quoteStart } from './errors';
-import { SecretMasker, patternMasker } from '../credential/secrets';
+import { SecretMasker, noSecretsMasker } from '../credential/secrets';
 
 export type NodeError = NodeApiError | NodeOperationError;
 
@@ -30,7 +30,7 @@ function errorData(error: GatewayError, masker: SecretMasker): JsonObject {
 }
 
 /** Turns any error into the n8n error the node throws, masked. */
-export function asNodeError(node: INode, error: unknown, itemIndex: number | undefined, masker: SecretMasker = patternMasker): NodeError {
+export function asNodeError(node: INode, error: unknown, itemIndex: number | undefined, masker: SecretMasker = noSecretsMasker): NodeError {
 	if (error instanceof GatewayError) {
 		const index = error.itemIndex ?? itemIndex;
 		const message = error.shownMessage((text) => masker.mask(text));
@@ -56,7 +56,7 @@ export function asNodeError(node: INode, error: unknown, itemIndex: number | und
 }
 
 /** The Continue On Fail item of a failed input item: the message, the hint and the error's fields. */
-export function errorItem(node: INode, error: unknown, itemIndex: number, masker: SecretMasker = patternMasker): INodeExecutionData {
+export function errorItem(node: INode, error: unknown, itemIndex: number, masker: SecretMasker = noSecretsMasker): INodeExecutionData {
 	const nodeError = asNodeError(node, error, itemIndex, masker);
 	const json: IDataObject = { error: nodeError.message };
 	if (nodeError.description) json.errorDescription = nodeError.description;

@@ -12,7 +12,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData, Logger } from 'n8n-workflow';
 
 import { asNodeError } from './edge';
-import { StreamMasker, patternMasker } from '../credential/secrets';
+import { StreamMasker, noSecretsMasker } from '../credential/secrets';
 import type { SecretMasker } from '../credential/secrets';
 import { CREDENTIAL_TYPE, secretPolicyOf } from '../credential/settings';
 
@@ -24,7 +24,7 @@ export async function withMaskedExits(ctx: IExecuteFunctions, run: ExecuteRun): 
 	const masker = await credentials(CREDENTIAL_TYPE).then(
 		(raw) => secretPolicyOf(raw as IDataObject),
 		// No credential to read: the node fails on it later; until then, the patterns.
-		() => patternMasker,
+		() => noSecretsMasker,
 	);
 	try {
 		const output = await run(maskingContext(ctx, masker, credentials));
