@@ -113,3 +113,16 @@ describe('setting headers and other hosts', () => {
 		expect(broken('image', outcome(), state([request({ method: 'GET', path: '/files/x.png', origin: 'sibling', host: '127.0.0.2:9', headers: { authorization: `Bearer ${KEY}` }, at: 10 })]))).toEqual(['otherHost']);
 	});
 });
+
+describe('malformedToolCall', () => {
+	const garbled = request({ malformedToolCall: 'Calculator' });
+	it('finds a garbled tool call that ended as a success, or in an error that does not name the tool', () => {
+		expect(broken('modelGenerate', outcome({ text: '' }), state([garbled]))).toEqual(['malformedToolCall']);
+		expect(broken('modelStream', outcome({ error: new Error('The chat model request failed') }), state([garbled]))).toEqual(['malformedToolCall']);
+		expect(broken('modelStream', outcome({ error: new Error('the model called the tool Calculator with arguments that are not JSON') }), state([garbled]))).toEqual([]);
+	});
+
+	it('lets a run pass whose garbled answer was cut before its end', () => {
+		expect(broken('modelGenerate', outcome({ text: '' }), state([{ ...garbled, complete: false }]))).toEqual([]);
+	});
+});
