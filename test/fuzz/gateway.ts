@@ -65,6 +65,10 @@ export interface VideoPlan {
 	foreignId: boolean;
 	/** result_url on a sibling origin instead of the gateway's own. */
 	resultOnSibling: boolean;
+	/** result_url as a reference relative to the gateway's origin (`/r<run>/files/video.mp4`). */
+	relativeResult?: boolean;
+	/** A failed task's reason in result_url, as new-api writes it, instead of fail_reason. */
+	reasonInResultUrl?: boolean;
 }
 
 export interface RunPlan {
@@ -386,8 +390,9 @@ export class FuzzGateway {
 				status: done ? `${terminal}${q('status')}`.trim() : polls === 0 ? 'QUEUED' : 'IN_PROGRESS',
 				progress: done ? `100%${q('progress')}` : '40%',
 			};
-			if (done && terminal === 'SUCCESS') data.result_url = `${base}/files/${foreign ? 'other' : 'video'}.mp4${q('result_url') ? `?sig=${encodeURIComponent(q('result_url').trim())}` : ''}`;
-			if (done && terminal === 'FAILURE') data.fail_reason = `content policy${q('fail_reason')}, routed by ${SETTING_WORD}`;
+			const relative = plan.video.relativeResult && !plan.video.resultOnSibling;
+			if (done && terminal === 'SUCCESS') data.result_url = `${relative ? `/r${state.run}` : base}/files/${foreign ? 'other' : 'video'}.mp4${q('result_url') ? `?sig=${encodeURIComponent(q('result_url').trim())}` : ''}`;
+			if (done && terminal === 'FAILURE') data[plan.video.reasonInResultUrl ? 'result_url' : 'fail_reason'] = `content policy${q('fail_reason')}, routed by ${SETTING_WORD}`;
 			if (done && terminal === 'FAILURE') state.settingTexts.push(`routed by ${SETTING_WORD}`);
 			return json(200, { code: 'success', data });
 		}
@@ -413,7 +418,7 @@ export class FuzzGateway {
 		const callsTool = state.plan.toolCall && Array.isArray(body.tools) && body.tools.length > 0 && !hasToolResult;
 		const model = String(body.model ?? 'chat-sonnet-5');
 		const text = state.plan.text;
-		if (callsTool && state.plan.toolArgs !== 'object') logged.malformedToolCall = 'Calculator';
+		if (callsTool && (state.plan.toolArgs ?? 'object') !== 'object') logged.malformedToolCall = 'Calculator';
 		if (body.stream === true) {
 			const q = quoteOf(['delta', 'toolArgs', 'usage', 'model', 'reasoning']);
 			const frames: string[] = [];
@@ -421,7 +426,7 @@ export class FuzzGateway {
 				`data: ${JSON.stringify({ id: 'chatcmpl-fuzz', object: 'chat.completion.chunk', model: `${model}${q('model')}`, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
 			if (q('reasoning')) frames.push(chunk({ role: 'assistant', reasoning_content: `thinking${q('reasoning')}` }));
 			if (callsTool) {
-				const args = toolArguments(state.plan.toolArgs, q('toolArgs'));
+				const args = toolArguments(state.plan.toolArgs ?? 'object', q('toolArgs'));
 				frames.push(chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: '' } }] }));
 				for (let i = 0; i < args.length; i += 7) frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
 				frames.push(chunk({}, 'tool_calls'));
@@ -436,7 +441,7 @@ export class FuzzGateway {
 		const q = quoteOf(['text', 'toolArgs', 'usage', 'model', 'reasoning']);
 		const message: Record<string, unknown> = { role: 'assistant', content: callsTool ? null : `${text}${q('text')}` };
 		if (q('reasoning')) message.reasoning_content = `thinking${q('reasoning')}`;
-		if (callsTool) message.tool_calls = [{ id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: toolArguments(state.plan.toolArgs, q('toolArgs')) } }];
+		if (callsTool) message.tool_calls = [{ id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: toolArguments(state.plan.toolArgs ?? 'object', q('toolArgs')) } }];
 		else {
 			logged.text = `${text}${q('text')}`;
 			logged.textLeaked = q('text') !== '';

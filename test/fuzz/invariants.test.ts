@@ -126,3 +126,11 @@ describe('malformedToolCall', () => {
 		expect(broken('modelGenerate', outcome({ text: '' }), state([{ ...garbled, complete: false }]))).toEqual([]);
 	});
 });
+
+describe('resultLink', () => {
+	it('finds a result_url that is a sentence or a relative path, and lets a whole link pass', () => {
+		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'FAILURE', result_url: 'content policy, routed by openai' } }] }), state([]))).toEqual(['resultLink']);
+		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'SUCCESS', result_url: '/r1/files/video.mp4' } }] }), state([]))).toEqual(['resultLink']);
+		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'SUCCESS', result_url: 'http://127.0.0.1:9/r1/files/video.mp4' } }] }), state([]))).toEqual([]);
+	});
+});

@@ -9,7 +9,7 @@ import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
 import { deadlineMs } from './scenario';
 
-export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall';
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink';
 
 export interface Violation {
 	invariant: InvariantName;
@@ -229,6 +229,14 @@ function checkMalformedToolCall(scenario: Scenario, outcome: Outcome, state: Run
 	return [];
 }
 
+/** A result_url given to the user is a whole http(s) link, never a sentence or a relative path. */
+function checkResultLink(outcome: Outcome): Violation[] {
+	return outcome.output
+		.map((item) => item.json.result_url)
+		.filter((link) => link !== undefined && !(typeof link === 'string' && /^https?:\/\/[^\s/]+\/\S*$/.test(link)))
+		.map((link) => ({ invariant: 'resultLink' as const, detail: `result_url ${JSON.stringify(link)} is no whole http(s) link` }));
+}
+
 /** The key and the secret header go to the gateway's own origin only. */
 function checkOtherHost(state: RunState, secrets: Secrets): Violation[] {
 	return state.requests
@@ -281,5 +289,6 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkSettingText(outcome, state),
 		...checkOtherHost(state, scenario.secrets),
 		...checkMalformedToolCall(scenario, outcome, state),
+		...checkResultLink(outcome),
 	];
 }

@@ -124,6 +124,8 @@ export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 		terminal: fc.constantFrom('SUCCESS', 'FAILURE'),
 		foreignId: fc.boolean(),
 		resultOnSibling: fc.boolean(),
+		relativeResult: fc.boolean(),
+		reasonInResultUrl: fc.boolean(),
 	}),
 });
 
