@@ -152,6 +152,14 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Chat Model: tool arguments that are not JSON and quote the whole key: the error names the tool, the key masked',
 		scenario: scenario('modelGenerate', { toolCall: true, toolArgs: 'text', answers: [leakIn(1, 'whole')] }),
 	},
+	{
+		name: "Gateway Video Get Status: new-api's failure sentence in result_url was output as the task's link (issue 26)",
+		scenario: scenario('videoStatus', { video: { terminal: 'FAILURE', reasonInResultUrl: true } }),
+	},
+	{
+		name: "Gateway Video Download: a result_url relative to the gateway's origin was fetched under the Base URL's path and reported expired (issue 26)",
+		scenario: scenario('videoDownload', { video: { relativeResult: true } }),
+	},
 ];
 
 const gateway = useFuzzGateway();
