@@ -41,11 +41,11 @@ import { headerValue } from '../shared/wire/transport';
 import type { GatewayClient } from '../shared/wire/transport';
 import { ChatCompletionStream } from '../shared/chat/completions';
 import type { ChatCompletion } from '../shared/chat/completions';
-import { closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
+import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
 import type { ModelSettings, WireTool } from './wire';
 
 const PATH = '/v1/chat/completions';
-export const WHAT = 'The chat model request';
+export const WHAT = CHAT_MODEL_WHAT;
 const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off streaming in the AI node.';
 
 export interface GatewayModelDeps {

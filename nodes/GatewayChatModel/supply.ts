@@ -10,7 +10,6 @@ import { readModelId } from '../shared/items/validate';
 import { gatewayChatModelClass } from './model';
 import { loadAiNodeSdk } from './sdk';
 import type { AiNodeSdk } from './sdk';
-import { keepInvalidToolCalls } from './invalidToolCalls';
 import { keepStreamedTokenUsage } from './usage';
 import type { ModelSettings } from './wire';
 
@@ -71,5 +70,5 @@ export async function supplyGatewayChatModel(ctx: ISupplyDataFunctions, itemInde
 		schemaOf: (tool) => sdk.getParametersJsonSchema(tool),
 	});
 	const supplied = sdk.supplyModel(ctx, model);
-	return { ...supplied, response: keepInvalidToolCalls(keepStreamedTokenUsage(supplied.response)) };
+	return { ...supplied, response: keepStreamedTokenUsage(supplied.response) };
 }

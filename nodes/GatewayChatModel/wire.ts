@@ -5,6 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { GatewayError, gatewayQuote } from '../shared/failures/errors';
+
 import type { FinishReason, FunctionTool, GenerateResult, Message, MessageContent, StreamChunk, TokenUsage, Tool } from '@n8n/ai-node-sdk';
 
 /** What the node's panel sets; each is sent only when set. */
@@ -204,22 +206,29 @@ export function argumentsProblem(args: string): string | undefined {
 	return `not a JSON object (${value === null ? 'null' : Array.isArray(value) ? 'a list' : `a JSON ${typeof value}`})`;
 }
 
+/** What the Chat Model's failures say failed (model.ts words every error with it). */
+export const CHAT_MODEL_WHAT = 'The chat model request';
+
 /**
- * A call as the SDK's content: a tool call, or, when its arguments cannot be run, an invalid tool
- * call with the reason, which reaches the agent as LangChain's `invalid_tool_calls` and is never
- * run (a guess such as `{}` or a repaired cut-off text would run the tool with what the model did
- * not ask for).
+ * A call whose arguments cannot be run fails the whole model call: never run (a guess such as `{}`
+ * or a repaired cut-off text would run the tool with what the model did not ask for), and never
+ * dropped (the agent would end as a success with an empty answer). The error names the tool and
+ * quotes its arguments' start (masked at the edge).
  */
+export function malformedCallError(call: WireToolCall, problem: string): GatewayError {
+	return new GatewayError({
+		kind: 'protocol',
+		headline: `${CHAT_MODEL_WHAT} failed: the model called the tool ${call.function.name || '(no name)'} with arguments that are ${problem}`,
+		gatewayMessage: gatewayQuote(call.function.arguments),
+		hint: 'The tool was not run. Run the workflow again; if it keeps happening, the model or the gateway garbles tool calls: try another model.',
+	});
+}
+
+/** A call as the SDK's content; a call with arguments that cannot be run fails (malformedCallError). */
 function callContent(call: WireToolCall): MessageContent {
 	const problem = argumentsProblem(call.function.arguments);
-	if (problem === undefined) return { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments };
-	return {
-		type: 'invalid-tool-call',
-		toolCallId: call.id,
-		name: call.function.name,
-		args: call.function.arguments,
-		error: `The arguments of the call of ${call.function.name} are ${problem}; the tool was not run.`,
-	};
+	if (problem !== undefined) throw malformedCallError(call, problem);
+	return { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments };
 }
 
 /** What a whole answer lacks to be a reply: at least one choice with a message. */
@@ -264,11 +273,10 @@ export function generateResultOf(completion: IDataObject): GenerateResult {
 export function closingChunks(completion: IDataObject): StreamChunk[] {
 	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
 	const message = (choice.message ?? {}) as IDataObject;
-	const chunks: StreamChunk[] = toolCallsOf(message).map((call): StreamChunk => {
-		const content = callContent(call);
-		// An invalid call goes whole as content: as tool-call pieces LangChain would repair and run it.
-		return content.type === 'tool-call' ? { type: 'tool-call-delta', id: call.id, name: call.function.name, argumentsDelta: call.function.arguments } : { type: 'content', content };
-	});
+	const calls = toolCallsOf(message);
+	// Every call checked before any is handed over: one malformed call fails the answer as a whole.
+	for (const call of calls) callContent(call);
+	const chunks: StreamChunk[] = calls.map((call): StreamChunk => ({ type: 'tool-call-delta', id: call.id, name: call.function.name, argumentsDelta: call.function.arguments }));
 	const finish: StreamChunk = { type: 'finish', finishReason: finishReasonOf(choice.finish_reason) };
 	const usage = usageOf(completion.usage);
 	if (usage) finish.usage = usage;

@@ -36,7 +36,7 @@ import { TaskPoller } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';
 import { VideoProgress } from './progress';
-import { mergeRecords, refusedTaskText, shortTaskId } from './task';
+import { mergeRecords, refusedTaskText } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
 import { STATUS_DEADLINE_MS, downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, unconfirmedSubmitWords, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
@@ -70,7 +70,7 @@ export function listTasks(tasks: Map<number, TaskRecord>): ListedTask[] {
 }
 
 function taskLine(task: ListedTask): string {
-	return `item ${task.item}: ${shortTaskId(task.task_id)} (${task.status}${task.progress ? `, ${task.progress}` : ''})`;
+	return `item ${task.item}: ${task.task_id} (${task.status}${task.progress ? `, ${task.progress}` : ''})`;
 }
 
 function itemList(items: number[]): string {
@@ -151,7 +151,7 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 	const waited = outcome.kind === 'timeout' ? Math.round(outcome.waitedMs / 1000) : 0;
 	const why =
 		outcome.kind !== 'timeout' ? 'could not be checked' : outcome.lastCheckError ? `was not seen done within Max Wait (${waited} s; its last check failed)` : `is still running after ${waited} s (Max Wait)`;
-	const text = `Model Gateway: video task ${shortTaskId(outcome.record.task_id)} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
+	const text = `Model Gateway: video task ${outcome.record.task_id} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
 	logger.warn(masker.mask(text), masker.maskDeep({ ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status }));
 }
 

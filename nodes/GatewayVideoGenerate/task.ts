@@ -5,12 +5,16 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { resolveLink } from '../shared/credential/url';
+
 /** A video task as this node reports it. `status` is always upper case. */
 export interface TaskRecord {
 	task_id: string;
 	status: string;
 	progress?: string;
 	result_url?: string;
+	/** What a finished task's result_url held when it was no link: quoted, never fetched. */
+	result_text?: string;
 	fail_reason?: string;
 }
 
@@ -57,10 +61,13 @@ export function taskIdProblem(taskId: string): string | undefined {
 
 /** A task the submit answered with an ID that was refused: named, since the gateway may charge it. */
 export function refusedTaskText(taskId: string): string {
-	return `task "${shortTaskId(taskId)}", which cannot be checked (the gateway answered an ID that is no task path)`;
+	return `task "${taskId}", which cannot be checked (the gateway answered an ID that is no task path)`;
 }
 
-/** Task ids longer than this are shortened in messages (the item keeps them whole). */
+/**
+ * Task ids longer than this are shortened in headlines; the item, the log line and the error's
+ * description keep them whole (edge.ts adds the whole id to a description that lacks it).
+ */
 const MESSAGE_ID_LIMIT = 100;
 
 /** A task id as messages quote it: whole up to 100 characters, else its start and end. */
@@ -102,7 +109,7 @@ function isRecord(value: unknown): value is IDataObject {
 
 function withoutEmpty<T extends TaskRecord>(record: T): T {
 	const out = { ...record };
-	for (const key of ['progress', 'result_url', 'fail_reason', 'model', 'answeredFor'] as const) {
+	for (const key of ['progress', 'result_url', 'result_text', 'fail_reason', 'model', 'answeredFor'] as const) {
 		if ((out as Record<string, unknown>)[key] === undefined) delete (out as Record<string, unknown>)[key];
 	}
 	return out;
@@ -134,22 +141,30 @@ function namedTaskId(record: IDataObject): string | undefined {
  * The task of a status answer (2.5: `{code, data: {...}}`; a bare task record is accepted too);
  * undefined when the answer holds no task record (error bodies were refused by the transport).
  * The record keeps the id asked for (the task of record); `answeredFor` is the id the answer
- * named, so the caller can refuse an answer about another task.
+ * named, so the caller can refuse an answer about another task. `result_url` is a link resolved
+ * against the gateway (`baseUrl`: its origin); a failed task has none, and what its result_url
+ * held (new-api writes the failure sentence there) is its reason when it gives no other.
  */
-export function readStatusAnswer(body: unknown, taskId: string): (TaskRecord & { answeredFor?: string }) | undefined {
+export function readStatusAnswer(body: unknown, taskId: string, baseUrl?: string): (TaskRecord & { answeredFor?: string }) | undefined {
 	const answer = isRecord(body) ? body : {};
 	const data = isRecord(answer.data) ? answer.data : undefined;
 	const record = data ?? (answer.status !== undefined ? answer : undefined);
 	if (!record || (record.status === undefined && text(record.task_id) === undefined && text(record.id) === undefined)) return undefined;
 	// A record in `data` that names no task is about the one its wrapper names, if that names one.
 	const named = namedTaskId(record) ?? (record !== answer ? text(answer.task_id) : undefined);
+	const status = normaliseStatus(record.status);
+	const failed = phaseOf(status) === 'failure';
+	const result = text(record.result_url) ?? text(record.url) ?? text(record.video_url);
+	const link = result === undefined || failed ? undefined : resolveLink(result, baseUrl);
+	const unusable = link === undefined ? result : undefined;
 	return withoutEmpty<TaskRecord & { answeredFor?: string }>({
 		task_id: taskId,
 		answeredFor: named !== undefined && named !== taskId ? named : undefined,
-		status: normaliseStatus(record.status),
+		status,
 		progress: normaliseProgress(record.progress),
-		result_url: text(record.result_url) ?? text(record.url) ?? text(record.video_url),
-		fail_reason: text(record.fail_reason) ?? text(record.error),
+		result_url: link,
+		result_text: failed ? undefined : unusable,
+		fail_reason: text(record.fail_reason) ?? text(record.error) ?? (failed ? unusable : undefined),
 	});
 }
 

@@ -34,6 +34,11 @@ function fetchLater(taskId: string): string {
 	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${shortTaskId(taskId)}.`;
 }
 
+/** Said once, by whoever ends the wait for a task: a status check's own errors leave it out. */
+function stillRunning(taskId: string): string {
+	return `The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)}`;
+}
+
 /** Who ran the request, for log lines: n8n's default log format prints only the message. */
 export interface LogPlace {
 	executionId?: string;
@@ -66,7 +71,7 @@ function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: Tas
 	if (typeof logger?.info !== 'function') return;
 	const place = { executionId: executionIdOf(ctx), node: client.node.name };
 	// The id in the text itself: n8n's default log format prints the message, not the metadata.
-	const message = `Model Gateway: video task created: ${shortTaskId(task.task_id)} ${placeText(itemIndex, place)}`;
+	const message = `Model Gateway: video task created: ${task.task_id} ${placeText(itemIndex, place)}`;
 	logger.info(client.masker.mask(message), { taskId: client.masker.mask(task.task_id), itemIndex, ...place });
 }
 
@@ -145,15 +150,15 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 // ---------------------------------------------------------------------------------------------
 // Status
 
-function recordOf(answer: IDataObject, taskId: string, itemIndex: number): TaskRecord {
-	const task = readStatusAnswer(answer, taskId);
+function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUrl: string): TaskRecord {
+	const task = readStatusAnswer(answer, taskId, baseUrl);
 	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex);
 	if (task) return task;
 	throw missingResultError(`Checking video task ${shortTaskId(taskId)}`, 'task record', answer, {
 		itemIndex,
 		status: 200,
 		fields: { task_id: taskId },
-		hint: `The gateway's answer is quoted above. The task may still be running: ${fetchLater(taskId)}`,
+		hint: "The gateway's answer is quoted above.",
 	});
 }
 
@@ -167,7 +172,7 @@ function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number
 		headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway answered about another task, ${shortTaskId(answeredFor)}`,
 		status: 200,
 		mayHaveActed: false,
-		hint: `The answer was not used: its status and video belong to the other task. The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)} If this repeats, the gateway mixes up tasks: tell its operator.`,
+		hint: 'The answer was not used: its status and video belong to the other task. If this repeats, the gateway mixes up tasks: tell its operator.',
 		fields: { task_id: taskId, answered_task_id: answeredFor },
 		itemIndex,
 	});
@@ -181,15 +186,19 @@ export async function fetchStatus(client: GatewayClient, taskId: string, itemInd
 	} catch (error) {
 		throw statusFailure(error, taskId);
 	}
-	return recordOf(answer, taskId, itemIndex);
+	try {
+		return recordOf(answer, taskId, itemIndex, client.baseUrl);
+	} catch (error) {
+		throw error instanceof GatewayError ? error.with({ hint: `${error.hint} ${stillRunning(taskId)}` }) : error;
+	}
 }
 
-/** A failed status request of the user's own; a 404 says the task id is unknown. */
+/** A failed status request of the user's own; an item not found (404, new-api's 400 task_not_exist) is an unknown task id. */
 function statusFailure(error: unknown, taskId: string): unknown {
-	if (error instanceof GatewayError && error.status === 404) {
+	if (error instanceof GatewayError && error.kind === 'not_found') {
 		return error.with({
 			headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway does not know this task ID`,
-			hint: 'Check the task ID: it is the task_id that Submit or Generate returned (and the Base URL of the credential must be the gateway that created it).',
+			hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
 		});
 	}
 	return error;
@@ -234,7 +243,7 @@ export async function pollStatus(
 		return { error: error as Error, passing: isPassingPollFailure(error) };
 	}
 	try {
-		return { task: recordOf(answer, taskId, itemIndex) };
+		return { task: recordOf(answer, taskId, itemIndex, client.baseUrl) };
 	} catch (error) {
 		// An answer without the task will not change by asking again.
 		return { error: error as Error, passing: false };
@@ -360,7 +369,8 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 	const fields = taskFields(record);
 	const again = `Run the Download operation with task ID ${id} to try again: it asks the gateway for a fresh link.`;
 	if (!record.result_url) {
-		throw missingResultError(`Video task ${id} finished, but downloading it`, 'result_url', record, { fields, itemIndex, hint: `The gateway reported SUCCESS without a link. ${again}` });
+		// A result_url that is no link (text, another scheme) is quoted with the record, never fetched.
+		throw missingResultError(`Video task ${id} finished, but downloading it`, 'result_url that is a link', record, { fields, itemIndex, hint: `The gateway reported SUCCESS without a link. ${again}` });
 	}
 	return await downloadToBinary(ctx, client, {
 		link: record.result_url,

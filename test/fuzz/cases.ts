@@ -16,15 +16,17 @@ export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
 	answers?: Answer[];
 	text?: string;
 	toolCall?: boolean;
+	toolArgs?: RunPlan['toolArgs'];
 	video?: Partial<VideoPlan>;
 }
 
 export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
-	const { answers = [], text = 'The fern grows', toolCall = false, video = {}, ...rest } = overrides;
+	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', video = {}, ...rest } = overrides;
 	const plan: RunPlan = {
 		answers,
 		text,
 		toolCall,
+		toolArgs,
 		video: { submitIds: ['task_4242'], pendingPolls: 0, terminal: 'SUCCESS', foreignId: false, resultOnSibling: false, ...video },
 	};
 	return {

@@ -184,6 +184,26 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Video Download: a status that quotes the key ("SUCCESS detail … ***") is no status the node knows; the "works" check counted the run as clean (a test-plan error; seed 13005 of the third 10,000-run search)',
 		scenario: {"node": "videoDownload", "secrets": {"key": "sk-Hm6xg_g5HrhQaifd_BT=yWY+9jrg1A0", "headerName": "x-session-key", "headerValue": "JWoF6aH"}, "deadlineSeconds": 2, "items": 1, "continueOnFail": false, "taskIdInput": "task_14606", "resume": false, "imageFormat": "url", "plan": {"answers": [{"kind": "clean", "status": 422, "shape": 15, "retryAfter": "1.5", "resetAt": 1.3848428411572587e-155, "headDelayMs": 0, "dripChunk": 17, "dripIntervalMs": 14, "keepAliveMs": 462, "stallMs": 2569, "redirectTo": "ip2", "contentType": "application/json; charset=utf-16", "leak": {"slot": 1, "form": "base64", "cut": 9, "pad": 48}}], "text": "every shade shade every shade grows likes in", "toolCall": true, "video": {"submitIds": ["task_45959"], "pendingPolls": 0, "terminal": "SUCCESS", "foreignId": false, "resultOnSibling": true}}} as Scenario,
 	},
+	{
+		name: 'Gateway Chat Model: a tool call whose arguments are `null` ended the agent as a success with an empty answer (seed 2601, issue 26)',
+		scenario: scenario('modelGenerate', { toolCall: true, toolArgs: 'null' }),
+	},
+	{
+		name: 'Gateway Chat Model streamed: the same, its arguments streamed in pieces (seed 2601, issue 26)',
+		scenario: scenario('modelStream', { toolCall: true, toolArgs: 'null' }),
+	},
+	{
+		name: 'Gateway Chat Model: tool arguments that are not JSON and quote the whole key: the error names the tool, the key masked',
+		scenario: scenario('modelGenerate', { toolCall: true, toolArgs: 'text', answers: [leakIn(1, 'whole')] }),
+	},
+	{
+		name: "Gateway Video Get Status: new-api's failure sentence in result_url was output as the task's link (issue 26)",
+		scenario: scenario('videoStatus', { video: { terminal: 'FAILURE', reasonInResultUrl: true } }),
+	},
+	{
+		name: "Gateway Video Download: a result_url relative to the gateway's origin was fetched under the Base URL's path and reported expired (issue 26)",
+		scenario: scenario('videoDownload', { video: { relativeResult: true } }),
+	},
 ];
 
 const gateway = useFuzzGateway();

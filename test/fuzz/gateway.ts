@@ -69,6 +69,10 @@ export interface VideoPlan {
 	foreignId: boolean;
 	/** result_url on a sibling origin instead of the gateway's own. */
 	resultOnSibling: boolean;
+	/** result_url as a reference relative to the gateway's origin (`/r<run>/files/video.mp4`). */
+	relativeResult?: boolean;
+	/** A failed task's reason in result_url, as new-api writes it, instead of fail_reason. */
+	reasonInResultUrl?: boolean;
 }
 
 export interface RunPlan {
@@ -77,7 +81,30 @@ export interface RunPlan {
 	text: string;
 	/** Chat Model runs: the first answer to a request offering tools calls the tool. */
 	toolCall: boolean;
+	/** The form of that call's arguments: a JSON object, or what a model or relay garbles them into. */
+	toolArgs: ToolArgsForm;
 	video: VideoPlan;
+}
+
+export type ToolArgsForm = 'object' | 'cut' | 'text' | 'list' | 'string' | 'null';
+
+/** A tool call's arguments in the planned form, the quote (if any) inside them. */
+export function toolArguments(form: ToolArgsForm, quote: string): string {
+	const object = JSON.stringify({ input: `2 + 3${quote}` });
+	switch (form) {
+		case 'object':
+			return object;
+		case 'cut':
+			return object.slice(0, object.length - 3);
+		case 'text':
+			return `input=2+3${quote}`;
+		case 'list':
+			return JSON.stringify([`2 + 3${quote}`]);
+		case 'string':
+			return JSON.stringify(`2 + 3${quote}`);
+		case 'null':
+			return 'null';
+	}
 }
 
 export interface Secrets {
@@ -113,6 +140,8 @@ export interface LoggedRequest {
 	pausedMs: number;
 	/** A secret was quoted into a video task's status (which then names no state the node knows). */
 	statusQuoted?: boolean;
+	/** The answer called this tool with arguments that cannot be run (not a JSON object). */
+	malformedToolCall?: string;
 }
 
 export interface RunState {
@@ -378,8 +407,9 @@ export class FuzzGateway {
 				status: done ? `${terminal}${q('status')}`.trim() : polls === 0 ? 'QUEUED' : 'IN_PROGRESS',
 				progress: done ? `100%${q('progress')}` : '40%',
 			};
-			if (done && terminal === 'SUCCESS') data.result_url = `${base}/files/${foreign ? 'other' : 'video'}.mp4${q('result_url') ? `?sig=${encodeURIComponent(q('result_url').trim())}` : ''}`;
-			if (done && terminal === 'FAILURE') data.fail_reason = `content policy${q('fail_reason')}, routed by ${SETTING_WORD}`;
+			const relative = plan.video.relativeResult && !plan.video.resultOnSibling;
+			if (done && terminal === 'SUCCESS') data.result_url = `${relative ? `/r${state.run}` : base}/files/${foreign ? 'other' : 'video'}.mp4${q('result_url') ? `?sig=${encodeURIComponent(q('result_url').trim())}` : ''}`;
+			if (done && terminal === 'FAILURE') data[plan.video.reasonInResultUrl ? 'result_url' : 'fail_reason'] = `content policy${q('fail_reason')}, routed by ${SETTING_WORD}`;
 			if (done && terminal === 'FAILURE') state.settingTexts.push(`routed by ${SETTING_WORD}`);
 			return json(200, { code: 'success', data });
 		}
@@ -405,6 +435,7 @@ export class FuzzGateway {
 		const callsTool = state.plan.toolCall && Array.isArray(body.tools) && body.tools.length > 0 && !hasToolResult;
 		const model = String(body.model ?? 'chat-sonnet-5');
 		const text = state.plan.text;
+		if (callsTool && (state.plan.toolArgs ?? 'object') !== 'object') logged.malformedToolCall = 'Calculator';
 		if (body.stream === true) {
 			const q = quoteOf(['delta', 'toolArgs', 'usage', 'model', 'reasoning']);
 			const frames: string[] = [];
@@ -412,7 +443,7 @@ export class FuzzGateway {
 				`data: ${JSON.stringify({ id: 'chatcmpl-fuzz', object: 'chat.completion.chunk', model: `${model}${q('model')}`, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
 			if (q('reasoning')) frames.push(chunk({ role: 'assistant', reasoning_content: `thinking${q('reasoning')}` }));
 			if (callsTool) {
-				const args = JSON.stringify({ input: `2 + 3${q('toolArgs')}` });
+				const args = toolArguments(state.plan.toolArgs ?? 'object', q('toolArgs'));
 				frames.push(chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: '' } }] }));
 				for (let i = 0; i < args.length; i += 7) frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
 				frames.push(chunk({}, 'tool_calls'));
@@ -427,7 +458,7 @@ export class FuzzGateway {
 		const q = quoteOf(['text', 'toolArgs', 'usage', 'model', 'reasoning']);
 		const message: Record<string, unknown> = { role: 'assistant', content: callsTool ? null : `${text}${q('text')}` };
 		if (q('reasoning')) message.reasoning_content = `thinking${q('reasoning')}`;
-		if (callsTool) message.tool_calls = [{ id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: JSON.stringify({ input: `2 + 3${q('toolArgs')}` }) } }];
+		if (callsTool) message.tool_calls = [{ id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: toolArguments(state.plan.toolArgs ?? 'object', q('toolArgs')) } }];
 		else {
 			logged.text = `${text}${q('text')}`;
 			logged.textLeaked = q('text') !== '';

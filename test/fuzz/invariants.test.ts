@@ -113,3 +113,24 @@ describe('setting headers and other hosts', () => {
 		expect(broken('image', outcome(), state([request({ method: 'GET', path: '/files/x.png', origin: 'sibling', host: '127.0.0.2:9', headers: { authorization: `Bearer ${KEY}` }, at: 10 })]))).toEqual(['otherHost']);
 	});
 });
+
+describe('malformedToolCall', () => {
+	const garbled = request({ malformedToolCall: 'Calculator' });
+	it('finds a garbled tool call that ended as a success, or in an error that does not name the tool', () => {
+		expect(broken('modelGenerate', outcome({ text: '' }), state([garbled]))).toEqual(['malformedToolCall']);
+		expect(broken('modelStream', outcome({ error: new Error('The chat model request failed') }), state([garbled]))).toEqual(['malformedToolCall']);
+		expect(broken('modelStream', outcome({ error: new Error('the model called the tool Calculator with arguments that are not JSON') }), state([garbled]))).toEqual([]);
+	});
+
+	it('lets a run pass whose garbled answer was cut before its end', () => {
+		expect(broken('modelGenerate', outcome({ text: '' }), state([{ ...garbled, complete: false }]))).toEqual([]);
+	});
+});
+
+describe('resultLink', () => {
+	it('finds a result_url that is a sentence or a relative path, and lets a whole link pass', () => {
+		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'FAILURE', result_url: 'content policy, routed by openai' } }] }), state([]))).toEqual(['resultLink']);
+		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'SUCCESS', result_url: '/r1/files/video.mp4' } }] }), state([]))).toEqual(['resultLink']);
+		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'SUCCESS', result_url: 'http://127.0.0.1:9/r1/files/video.mp4' } }] }), state([]))).toEqual([]);
+	});
+});

@@ -10,7 +10,7 @@ import type { Scenario } from './scenario';
 import { deadlineMs } from './scenario';
 import { secretEncodings } from '../helpers/secretEncodings';
 
-export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost';
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink';
 
 export interface Violation {
 	invariant: InvariantName;
@@ -233,6 +233,31 @@ function checkSettingText(outcome: Outcome, state: RunState): Violation[] {
 	return violations;
 }
 
+/**
+ * A tool call whose arguments cannot be run, answered whole, ends the model's run with an error,
+ * never with a success (an empty answer); the error names the tool, unless the run had already
+ * been given up on (the plan paused the gateway for more than half the limit).
+ */
+function checkMalformedToolCall(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
+	const malformed = state.requests.find((r) => r.malformedToolCall !== undefined && r.complete && r.answerKind === 'clean');
+	if (!malformed) return [];
+	if (outcome.error === undefined) return [{ invariant: 'malformedToolCall', detail: `a call of ${malformed.malformedToolCall} with arguments that are no JSON object ended as a success (answer ${JSON.stringify(outcome.text ?? '')})` }];
+	const pausedMs = state.requests.reduce((sum, request) => sum + request.pausedMs, 0);
+	const shown = visibleText(errorFields(outcome.error));
+	if (pausedMs * 2 <= deadlineMs(scenario) && !shown.includes(`tool ${malformed.malformedToolCall}`)) {
+		return [{ invariant: 'malformedToolCall', detail: `the error does not name the tool ${malformed.malformedToolCall}: ${shown.slice(0, 300)}` }];
+	}
+	return [];
+}
+
+/** A result_url given to the user is a whole http(s) link, never a sentence or a relative path. */
+function checkResultLink(outcome: Outcome): Violation[] {
+	return outcome.output
+		.map((item) => item.json.result_url)
+		.filter((link) => link !== undefined && !(typeof link === 'string' && /^https?:\/\/[^\s/]+\/\S*$/.test(link)))
+		.map((link) => ({ invariant: 'resultLink' as const, detail: `result_url ${JSON.stringify(link)} is no whole http(s) link` }));
+}
+
 /** The key and the secret header go to the gateway's own origin only. */
 function checkOtherHost(state: RunState, secrets: Secrets): Violation[] {
 	return state.requests
@@ -257,6 +282,8 @@ function checkWorks(scenario: Scenario, outcome: Outcome, state: RunState): Viol
 	if (pausedMs * 2 > deadlineMs(scenario)) return [];
 	// "SUCCESS detail … ***" is no status the node knows: it rightly reads the task as not done.
 	if (state.requests.some((request) => request.statusQuoted)) return [];
+	// A tool call the model garbled rightly fails the run (checkMalformedToolCall).
+	if (state.requests.some((request) => request.malformedToolCall !== undefined)) return [];
 	const video = scenario.node.startsWith('video');
 	const clean =
 		plan.answers.every((a) => a.kind === 'clean') &&
@@ -283,5 +310,7 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkPaidOnce(state),
 		...checkSettingText(outcome, state),
 		...checkOtherHost(state, scenario.secrets),
+		...checkMalformedToolCall(scenario, outcome, state),
+		...checkResultLink(outcome),
 	];
 }

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import type { Answer, Leak, RunPlan, Secrets } from './gateway';
+import type { Answer, Leak, RunPlan, Secrets, ToolArgsForm } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -127,12 +127,15 @@ export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 	answers: fc.array(answerArb, { maxLength: 4 }),
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
 	toolCall: fc.boolean(),
+	toolArgs: fc.constantFrom<ToolArgsForm>('object', 'object', 'object', 'cut', 'text', 'list', 'string', 'null'),
 	video: fc.record({
 		submitIds: fc.array(submitIdArb, { minLength: 1, maxLength: 2 }),
 		pendingPolls: fc.integer({ min: 0, max: 1 }),
 		terminal: fc.constantFrom('SUCCESS', 'FAILURE'),
 		foreignId: fc.boolean(),
 		resultOnSibling: fc.boolean(),
+		relativeResult: fc.boolean(),
+		reasonInResultUrl: fc.boolean(),
 	}),
 });
 

@@ -270,27 +270,48 @@ function streamedToolCall(pieces: string[]): Answer {
 	);
 }
 
-describe('Gateway Chat Model: malformed tool arguments are an invalid tool call, never run', () => {
-	it.each([
-		['not JSON', 'city=Paris'],
-		['cut off', '{"city": "Par'],
-		['a list', '["Paris"]'],
-		['a string', '"Paris"'],
-	])('generate: %s', async (_what, args) => {
+describe('Gateway Chat Model: malformed tool arguments fail the model call, never run and never an empty answer', () => {
+	// The key in the arguments: the error quotes them, masked.
+	const cases: Array<[string, string, RegExp]> = [
+		['not JSON', `city=Paris&key=${KEY}`, /not JSON/],
+		['cut off', '{"city": "Par', /not JSON/],
+		['a list', '["Paris"]', /not a JSON object \(a list\)/],
+		['a string', '"Paris"', /not a JSON object \(a JSON string\)/],
+		['null', 'null', /not a JSON object \(null\)/],
+	];
+	const expectNamed = (error: Error & { description?: string }, args: string, problem: RegExp) => {
+		expect(error.message).toMatch(/^The chat model request failed: the model called the tool weather with arguments that are /);
+		expect(error.message).toMatch(problem);
+		expect(error.message).toContain(`"${args.slice(0, 4)}`);
+		expect(`${error.message} ${error.description}`).not.toContain(KEY.slice(3));
+		expect(error.description).toMatch(/tool was not run/);
+	};
+
+	it.each(cases)('generate: %s', async (_what, args, problem) => {
 		answer(json(toolCallAnswer(args)));
-		const result = await (await chatModel()).generate(ask);
-		expect(result.message.content.filter((part) => part.type === 'tool-call')).toEqual([]);
-		expect(result.message.content).toContainEqual({ type: 'invalid-tool-call', toolCallId: 'call_1', name: 'weather', args, error: expect.stringMatching(/^The arguments of the call of weather are (not JSON|not a JSON object)/) });
+		expectNamed(await failureOf((await chatModel()).generate(ask)), args, problem);
 	});
 
-	it.each([
-		['not JSON', ['city=', 'Paris']],
-		['cut off', ['{"city": ', '"Par']],
-	])('stream: %s', async (_what, pieces) => {
-		answer(streamedToolCall(pieces));
-		const chunks = await collect((await chatModel()).stream(ask));
+	it.each(cases)('stream: %s, its pieces streamed', async (_what, args, problem) => {
+		answer(streamedToolCall([args.slice(0, 5), args.slice(5)]));
+		const chunks: StreamChunk[] = [];
+		const error = await failureOf(
+			(async () => {
+				for await (const chunk of (await chatModel()).stream(ask)) chunks.push(chunk);
+			})(),
+		);
+		expectNamed(error, args, problem);
 		expect(chunks.filter((chunk) => chunk.type === 'tool-call-delta')).toEqual([]);
-		expect(chunks).toContainEqual({ type: 'content', content: { type: 'invalid-tool-call', toolCallId: 'call_1', name: 'weather', args: pieces.join(''), error: expect.stringContaining('not JSON') } });
+	});
+
+	it('a valid call beside a malformed one is not run either: the answer as a whole fails', async () => {
+		const calls = [
+			{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city": "Paris"}' } },
+			{ id: 'call_2', type: 'function', function: { name: 'clock', arguments: 'now' } },
+		];
+		answer(json({ id: 'c1', model: 'chat-sonnet-5', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' }] }));
+		const error = await failureOf((await chatModel()).generate(ask));
+		expect(error.message).toMatch(/called the tool clock with arguments that are not JSON \(malformed, or cut off\): "now"/);
 	});
 
 	it('well-formed arguments still run', async () => {
@@ -343,7 +364,6 @@ describe('Gateway Chat Model: max_tokens', () => {
 interface LcMessage {
 	concat(other: LcMessage): LcMessage;
 	tool_calls?: Array<{ id?: string; name: string; args: unknown }>;
-	invalid_tool_calls?: Array<{ id?: string; name?: string; args?: string; error?: string }>;
 }
 interface LcModel {
 	bindTools(tools: unknown[]): LcModel;
@@ -351,7 +371,7 @@ interface LcModel {
 	stream(input: string): Promise<AsyncIterable<LcMessage>>;
 }
 
-describeWithSdk("with n8n's AI node SDK: malformed arguments reach the agent as invalid_tool_calls", () => {
+describeWithSdk("with n8n's AI node SDK: malformed arguments fail the call the agent makes", () => {
 	const sdk = useRealSdk();
 
 	async function lcModel(): Promise<LcModel> {
@@ -365,21 +385,19 @@ describeWithSdk("with n8n's AI node SDK: malformed arguments reach the agent as 
 		return (supplied.response as unknown as LcModel).bindTools([{ type: 'function', function: { name: 'weather', description: 'The weather', parameters: WEATHER.inputSchema } }]);
 	}
 
-	const invalid = (args: string) => [{ type: 'invalid_tool_call', id: 'call_1', name: 'weather', args, error: expect.stringMatching(/^The arguments of the call of weather are not JSON/) }];
+	const named = /the model called the tool weather with arguments that are not JSON \(malformed, or cut off\): "\{"city": "Par"/;
 
 	it('without streaming', async () => {
 		answer(json(toolCallAnswer('{"city": "Par')));
-		const message = await (await lcModel()).invoke('Weather in Paris?');
-		expect(message.tool_calls).toEqual([]);
-		expect(message.invalid_tool_calls).toEqual(invalid('{"city": "Par'));
+		await expect((await lcModel()).invoke('Weather in Paris?')).rejects.toThrow(named);
 	});
 
 	it('streamed, cut off (LangChain would repair the pieces and run the tool)', async () => {
 		answer(streamedToolCall(['{"city": ', '"Par']));
-		let whole: LcMessage | undefined;
-		for await (const chunk of await (await lcModel()).stream('Weather in Paris?')) whole = whole ? whole.concat(chunk) : chunk;
-		expect(whole?.tool_calls).toEqual([]);
-		expect(whole?.invalid_tool_calls).toEqual(invalid('{"city": "Par'));
+		const read = async () => {
+			for await (const chunk of await (await lcModel()).stream('Weather in Paris?')) void chunk;
+		};
+		await expect(read()).rejects.toThrow(named);
 	});
 
 	it('well-formed calls are still tool calls, streamed or not', async () => {
@@ -389,6 +407,5 @@ describeWithSdk("with n8n's AI node SDK: malformed arguments reach the agent as 
 		let whole: LcMessage | undefined;
 		for await (const chunk of await (await lcModel()).stream('Weather?')) whole = whole ? whole.concat(chunk) : chunk;
 		expect(whole?.tool_calls).toEqual([{ type: 'tool_call', id: 'call_1', name: 'weather', args: { city: 'Paris' } }]);
-		expect(whole?.invalid_tool_calls).toEqual([]);
 	});
 });

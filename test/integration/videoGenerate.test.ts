@@ -331,7 +331,7 @@ describe('submit, get status, download', () => {
 	it('names an unknown task id and refuses an empty one before any request', async () => {
 		const error = await runError({ operation: 'getStatus', taskId: 'task_doesnotexist' });
 		expect(error.message).toBe('Checking video task task_doesnotexist failed: the gateway does not know this task ID (HTTP 404): "task_not_exist" (code task_not_exist)');
-		expect(error.description).toContain('Check the task ID: it is the task_id that Submit or Generate returned');
+		expect(error.description).toContain('Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it');
 		env.gateway.reset();
 		expect((await runError({ operation: 'download', taskId: ' ' })).message).toBe('"Task ID" must not be empty (item 0)');
 		expect(env.gateway.requests).toHaveLength(0);

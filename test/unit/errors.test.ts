@@ -88,6 +88,7 @@ describe('classification: the words of the answer first, then the status', () =>
 		[400, 'bad_request'],
 		[409, 'bad_request'],
 		[422, 'bad_request'],
+		[413, 'too_large'],
 		[429, 'rate_limit'],
 		[500, 'server'],
 		[502, 'server'],
@@ -407,5 +408,19 @@ describe('the edge: asNodeError and errorItem', () => {
 	it('keeps fields added on the way up (an image index, a task id)', () => {
 		const error = withFields(httpError('Downloading image 2 of item 0', 403, '', ''), { index: 2, url: 'http://cdn.example/img_2.png' });
 		expect(errorItem(node, error, 0, masker).json).toMatchObject({ index: 2, url: 'http://cdn.example/img_2.png', httpCode: 403 });
+	});
+});
+
+describe('issue 26: hints that say what to do', () => {
+	it('a 400 whose code names a missing item (new-api task_not_exist) is not_found, not a refusal of fields', () => {
+		expect(classifyError(400, { code: 'task_not_exist', message: 'task_not_exist' })).toBe('not_found');
+		expect(classifyError(400, { code: 'invalid_request', message: 'the task is not found' })).toBe('bad_request');
+	});
+
+	it('a 413 says the request is too large for this gateway, naming its largest field and size', () => {
+		const error = httpError('Submitting the video task', 413, '<html><title>413 Request Entity Too Large</title></html>', 'text/html', {}, { name: 'image', bytes: 3 * 1024 * 1024 });
+		expect(error.headline).toContain('Submitting the video task failed: the request is too large for this gateway');
+		expect(error.hint).toMatch(/^Its largest part is the field image \(3\.0 MB\)\. Send a smaller file/);
+		expect(error.kind).toBe('too_large');
 	});
 });

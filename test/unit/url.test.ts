@@ -1,4 +1,4 @@
-import { isHttpUrl, isSameOrigin, joinUrl, normalizeBaseUrl } from '../../nodes/shared/credential/url';
+import { isHttpUrl, isSameOrigin, joinUrl, normalizeBaseUrl, resolveLink } from '../../nodes/shared/credential/url';
 
 describe('base URL handling', () => {
 	it.each([
@@ -33,5 +33,21 @@ describe('base URL handling', () => {
 		expect(isSameOrigin('http://a.io/x', 'https://a.io')).toBe(false);
 		expect(isSameOrigin('https://a.io:8443/x', 'https://a.io')).toBe(false);
 		expect(isSameOrigin('not a url', 'https://a.io')).toBe(false);
+	});
+});
+
+describe('resolveLink: a result link as a gateway writes it', () => {
+	const base = 'https://gw.example.com/prefix';
+	it.each([
+		['/files/v.mp4', 'https://gw.example.com/files/v.mp4'],
+		['files/v.mp4', 'https://gw.example.com/files/v.mp4'],
+		['https://cdn.example.net/v.mp4?sig=1', 'https://cdn.example.net/v.mp4?sig=1'],
+		['//cdn.example.net/v.mp4', 'https://cdn.example.net/v.mp4'],
+	])('%s against the origin, not the base path', (reference, link) => {
+		expect(resolveLink(reference, base)).toBe(link);
+	});
+
+	it.each(['task failed: upstream refused the prompt', 'ftp://host/v.mp4', 'javascript:alert(1)', 'data:video/mp4;base64,AAAA'])('%s is no link', (text) => {
+		expect(resolveLink(text, base)).toBeUndefined();
 	});
 });

@@ -27,6 +27,22 @@ export function joinUrl(baseUrl: string, path: string): string {
 	return `${normalizeBaseUrl(baseUrl)}/${path.replace(/^\/+/, '')}`;
 }
 
+/**
+ * A link as a gateway writes it: an http(s) URL, or a reference (`/files/v.mp4`) resolved against
+ * the gateway's origin as RFC 3986 resolves references, never against its base path (which the
+ * gateway's own routes already include). Undefined for text that is no link: a sentence (new-api
+ * writes a failed task's reason there), another scheme.
+ */
+export function resolveLink(reference: string, baseUrl: string | undefined): string | undefined {
+	if (/\s/.test(reference)) return undefined;
+	try {
+		const url = baseUrl === undefined ? new URL(reference) : new URL(reference, `${new URL(baseUrl).origin}/`);
+		return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url.href : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 /** Same scheme, host and port: only then may a link receive the gateway's bearer key. */
 export function isSameOrigin(a: string, b: string): boolean {
 	try {

@@ -29,12 +29,25 @@ function errorData(error: GatewayError, masker: SecretMasker): JsonObject {
 	}) as JsonObject;
 }
 
+/**
+ * The description: the hint, and the item's task id whole when neither the message nor the hint
+ * holds it (a headline shortens a long id): a paid task is always findable in its error.
+ */
+function descriptionOf(error: GatewayError, message: string, masker: SecretMasker): string | undefined {
+	const hint = error.hint ? masker.mask(error.hint) : undefined;
+	const taskId = error.fields.task_id;
+	if (typeof taskId !== 'string' || taskId === '') return hint;
+	const shownId = masker.mask(taskId);
+	if (message.includes(shownId) || hint?.includes(shownId)) return hint;
+	return [hint, `Task ID in full: ${shownId}`].filter(Boolean).join(' ');
+}
+
 /** Turns any error into the n8n error the node throws, masked. */
 export function asNodeError(node: INode, error: unknown, itemIndex: number | undefined, masker: SecretMasker = noSecretsMasker): NodeError {
 	if (error instanceof GatewayError) {
 		const index = error.itemIndex ?? itemIndex;
 		const message = error.shownMessage((text) => masker.mask(text));
-		const description = error.hint ? masker.mask(error.hint) : undefined;
+		const description = descriptionOf(error, message, masker);
 		const data = errorData(error, masker);
 		const nodeError =
 			error.status !== undefined

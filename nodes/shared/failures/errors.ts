@@ -13,6 +13,7 @@ export type GatewayErrorKind =
 	| 'rate_limit'
 	| 'unknown_model'
 	| 'bad_request'
+	| 'too_large'
 	| 'not_found'
 	| 'redirect'
 	| 'server'
@@ -117,7 +118,7 @@ export class GatewayError extends Error {
  * Kinds that say the gateway refused the request and did nothing, whatever the status (a 503
  * "no channel for this model" too): such a request created nothing, and repeating it pays nothing twice.
  */
-export const REFUSAL_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'not_found', 'redirect']);
+export const REFUSAL_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'too_large', 'not_found', 'redirect']);
 
 export function isRefusal(kind: GatewayErrorKind): boolean {
 	return REFUSAL_KINDS.has(kind);
@@ -261,6 +262,8 @@ const QUOTA_WORDS = /quota|insufficient[ _](user[ _])?(balance|funds|credit)|bal
 const PERMISSION_WORDS = /forbidden|permission|not allowed|no access|access denied|无权/;
 const RATE_WORDS = /rate[ _-]?limit|too many requests|请求过于频繁/;
 const NOT_FOUND_WORDS = /not[_ ]exists?|not[_ ]found|no such/;
+/** An error code that names a missing item (new-api's 400 `task_not_exist`), whatever the status. */
+const NOT_FOUND_CODE = /^[a-z_]*(not_exists?|not_found)$/;
 const OVERLOAD_WORDS = /overload|server_error|internal error|upstream|temporarily|unavailable|timeout/;
 
 export function classifyError(status: number | undefined, parsed: ParsedErrorBody): GatewayErrorKind {
@@ -273,8 +276,9 @@ export function classifyError(status: number | undefined, parsed: ParsedErrorBod
 	if (status === 429 || RATE_WORDS.test(words)) return 'rate_limit';
 	// A 403 is the key's group or permissions: "quota or group".
 	if (status === 403 || ((status === undefined || status < 400) && PERMISSION_WORDS.test(words))) return 'quota';
-	if (status === 404 || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
+	if (status === 404 || NOT_FOUND_CODE.test(code) || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
 	if (status === 408) return 'timeout';
+	if (status === 413) return 'too_large';
 	if (status !== undefined && status >= 500) return 'server';
 	if (status !== undefined && status >= 400) return 'bad_request';
 	// An error inside a 200 without telling words: the gateway failed the request.
@@ -288,6 +292,7 @@ const HEADLINES: Record<GatewayErrorKind, string> = {
 	rate_limit: 'the gateway asked to slow down (rate limit)',
 	unknown_model: 'the gateway has no channel for this model',
 	bad_request: 'the gateway refused the request',
+	too_large: 'the request is too large for this gateway',
 	not_found: 'the gateway does not know this address or item',
 	redirect: 'the gateway answered with a redirect',
 	server: 'the gateway reported a failure',
@@ -308,6 +313,26 @@ const HINTS: Partial<Record<GatewayErrorKind, string>> = {
 	not_found: 'Check the Base URL of the credential and the model id.',
 };
 
+/** The largest field of a request body and its size in bytes, as sent. */
+export interface LargestField {
+	name: string;
+	bytes: number;
+}
+
+const MB = 1024 * 1024;
+
+export function formatSize(bytes: number): string {
+	if (bytes >= MB) return `${(bytes / MB).toFixed(1)} MB`;
+	if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+	return `${bytes} B`;
+}
+
+/** Hint for a 413: what made the request large, and what to do about it. */
+function tooLargeHint(largest: LargestField | undefined): string {
+	const what = largest ? `Its largest part is the field ${largest.name} (${formatSize(largest.bytes)}). ` : '';
+	return `${what}Send a smaller file (or a link to it instead of the file), or ask the gateway's administrator to raise its request size limit.`;
+}
+
 /** Hint for a server failure: the gateway's own error, or a proxy/overload that may pass. */
 function serverHint(status: number | undefined, parsed: ParsedErrorBody): string {
 	if (parsed.html || status === 502 || status === 503 || status === 504) {
@@ -320,16 +345,16 @@ export function headlineOf(kind: GatewayErrorKind): string {
 	return HEADLINES[kind];
 }
 
-/** An HTTP error answer (status >= 400), or an error body inside a 200. */
-export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+/** An HTTP error answer (status >= 400), or an error body inside a 200; `largest`: the request's largest field. */
+export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField): GatewayError {
 	const parsed = parseErrorBody(bodyText, contentType);
-	return errorFromParsed(what, status, parsed, extra);
+	return errorFromParsed(what, status, parsed, extra, largest);
 }
 
-export function errorFromParsed(what: string, status: number | undefined, parsed: ParsedErrorBody, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+export function errorFromParsed(what: string, status: number | undefined, parsed: ParsedErrorBody, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField): GatewayError {
 	const kind = classifyError(status !== undefined && status >= 400 ? status : undefined, parsed);
 	const headline = `${what} failed: ${HEADLINES[kind]}`;
-	const hint = kind === 'server' ? serverHint(status, parsed) : HINTS[kind];
+	const hint = kind === 'server' ? serverHint(status, parsed) : kind === 'too_large' ? tooLargeHint(largest) : HINTS[kind];
 	return new GatewayError({
 		kind,
 		headline,

@@ -20,6 +20,7 @@ import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
 import { Base64Text } from '../wire/jsonBody';
 import type { FileStreamSource } from '../wire/jsonBody';
+import { formatSize } from '../failures/errors';
 
 export type ChatFormat = 'chat' | 'messages';
 
@@ -97,11 +98,7 @@ export interface LoadedFile extends FileAttachment {
 
 export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 
-export function formatSize(bytes: number): string {
-	if (bytes >= MB) return `${(bytes / MB).toFixed(1)} MB`;
-	if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-	return `${bytes} B`;
-}
+export { formatSize };
 
 const ATTACHABLE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 

@@ -13,6 +13,8 @@
  */
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import type { LargestField } from '../failures/errors';
+
 /** What n8n's getBinaryStream returns: a Node Readable (node code may not import `stream`). */
 export type NodeReadable = Awaited<ReturnType<IExecuteFunctions['helpers']['getBinaryStream']>>;
 
@@ -381,4 +383,23 @@ async function* streamedBase64(source: FileStreamSource, stream: NodeReadable, s
 		if (problem) throw fail(problem);
 	}
 	if (carry.length > 0) yield Buffer.from(carry.toString('base64'), 'latin1');
+}
+
+/** Bytes a value takes in a JSON body (a file by its Base64 text), without writing it. */
+function jsonBytes(value: unknown): number {
+	if (value instanceof Base64Text) return value.length + 2;
+	if (Array.isArray(value)) return value.reduce((sum: number, entry) => sum + jsonBytes(entry) + 1, 1);
+	if (typeof value === 'object' && value !== null) return Object.entries(value).reduce((sum, [key, entry]) => sum + key.length + 4 + jsonBytes(entry), 1);
+	return Buffer.byteLength(JSON.stringify(value) ?? '');
+}
+
+/** The body's largest field as sent, for a gateway that refuses the request as too large (413). */
+export function largestField(body: unknown): LargestField | undefined {
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+	let largest: LargestField | undefined;
+	for (const [name, value] of Object.entries(body)) {
+		const bytes = jsonBytes(value);
+		if (!largest || bytes > largest.bytes) largest = { name, bytes };
+	}
+	return largest;
 }

@@ -48,7 +48,7 @@ import { SendPace } from './pace';
 import type { Urgency } from './pace';
 import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
-import { encodeJsonBody, StreamedJsonBody, stalledFileOf } from './jsonBody';
+import { encodeJsonBody, largestField, StreamedJsonBody, stalledFileOf } from './jsonBody';
 import type { OpenedBody } from './jsonBody';
 
 export { CREDENTIAL_TYPE };
@@ -673,7 +673,7 @@ export class GatewayClient {
 				...this.errorExtra(call, { status }),
 			});
 		}
-		const failure = httpError(what, status, text, contentType, this.errorExtra(call, { status, mayHaveActed, retryAfterMs }));
+		const failure = httpError(what, status, text, contentType, this.errorExtra(call, { status, mayHaveActed, retryAfterMs }), largestField(call.body));
 		// A refusal says the gateway did nothing, whatever the status (a 503 "no channel for this model").
 		return isRefusal(failure.kind) && failure.mayHaveActed ? failure.with({ mayHaveActed: false }) : failure;
 	}
