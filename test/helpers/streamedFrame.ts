@@ -18,13 +18,16 @@ export interface StreamedFrameOptions {
 	continueOnFail?: boolean;
 	/** Options of the node besides the frame's field. */
 	options?: IDataObject;
+	/** `submit` unless given. */
+	operation?: 'submit' | 'generate';
+	abortSignal?: AbortSignal;
 }
 
 export function streamedFrameSubmit(options: StreamedFrameOptions): TestContext {
 	const binary: IBinaryData = { id: 'filesystem-v2:frame.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'frame.png', fileSize: `${options.size} B` };
 	const test = createExecuteContext({
 		parameters: {
-			operation: 'submit',
+			operation: options.operation ?? 'submit',
 			model: { __rl: true, mode: 'id', value: 'video-2-0-fast-260128' },
 			prompt: 'a paper boat',
 			seconds: 5,
@@ -34,6 +37,7 @@ export function streamedFrameSubmit(options: StreamedFrameOptions): TestContext 
 		items: Array.from({ length: options.items ?? 1 }, () => ({ json: {}, binary: { data: binary } })),
 		credentials: { apiKey: options.apiKey, baseUrl: options.baseUrl },
 		continueOnFail: options.continueOnFail,
+		abortSignal: options.abortSignal,
 		nodeType: 'n8n-nodes-model-gateway.gatewayVideoGenerate',
 	});
 	// Each request holds its body of megabytes: not kept.

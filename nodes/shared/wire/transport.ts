@@ -50,6 +50,8 @@ import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 import { encodeJsonBody, StreamedJsonBody, stalledFileOf } from './jsonBody';
 import type { OpenedBody } from './jsonBody';
+import { fileWaitScope } from './fileWait';
+import type { FileWaitScope } from './fileWait';
 
 export { CREDENTIAL_TYPE };
 
@@ -369,6 +371,14 @@ export class GatewayClient {
 	get cancelSignal(): AbortSignal | undefined {
 		const ctx = this.ctx as Partial<IExecuteFunctions>;
 		return typeof ctx.getExecutionCancelSignal === 'function' ? ctx.getExecutionCancelSignal() : undefined;
+	}
+
+	/**
+	 * What an item's waits on n8n's binary store end on (fileWait.ts): its deadline `notAfter`, and
+	 * what ends every wait of this client (a Stop, the end of the run, winding down).
+	 */
+	fileWaits(notAfter: number): FileWaitScope {
+		return fileWaitScope(notAfter, this.waitsEnd);
 	}
 
 	url(path: string): string {
