@@ -4,6 +4,8 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { CHAT_LIMIT } from '../shared/chat/chatCall';
+
 import {
 	BINARY_ATTACHMENTS_FIELD,
 	URL_ATTACHMENTS_FIELD,
@@ -75,7 +77,7 @@ export function readChatInput(ctx: IExecuteFunctions, itemIndex: number): ChatIn
 
 /** The whole check of one item, before any request: parameters, then its files and the request size. */
 export async function prepareChatInput(ctx: IExecuteFunctions, itemIndex: number): Promise<ChatInput> {
-	return await withPlannedAttachments(ctx, itemIndex, readChatInput(ctx, itemIndex), 'chat', chatRequestBody);
+	return await withPlannedAttachments(ctx, itemIndex, readChatInput(ctx, itemIndex), 'chat', chatRequestBody, CHAT_LIMIT);
 }
 
 /** `response_format`: left out for text. */

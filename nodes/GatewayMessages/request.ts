@@ -4,6 +4,8 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { CHAT_LIMIT } from '../shared/chat/chatCall';
+
 import {
 	BINARY_ATTACHMENTS_FIELD,
 	URL_ATTACHMENTS_FIELD,
@@ -113,7 +115,7 @@ export function readMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Me
 
 /** The whole check of one item, before any request: parameters, then its files and the request size. */
 export async function prepareMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Promise<MessagesInput> {
-	return await withPlannedAttachments(ctx, itemIndex, readMessagesInput(ctx, itemIndex), 'messages', messagesRequestBody);
+	return await withPlannedAttachments(ctx, itemIndex, readMessagesInput(ctx, itemIndex), 'messages', messagesRequestBody, CHAT_LIMIT);
 }
 
 function thinkingField(input: MessagesInput): IDataObject | undefined {

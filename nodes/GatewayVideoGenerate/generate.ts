@@ -38,7 +38,7 @@ import type { OutputInput, SubmitInput, WaitInput } from './request';
 import { VideoProgress } from './progress';
 import { mergeRecords, refusedTaskText } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
-import { STATUS_DEADLINE_MS, downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, unconfirmedSubmitWords, videoItem } from './taskApi';
+import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, executionIdOf, mayHaveCreatedTask, outcomeError, placeText, pollStatus, refusedTaskIdOf, submitTask, unconfirmedSubmitWords, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 
 export interface VideoRuntime {
@@ -262,12 +262,14 @@ async function generateAll(
 			// Max Wait counts from here, the submit's 429 waits included.
 			const submittedAt = clock.now();
 			// The first frame is read and encoded now, and released with the body after the submit.
-			const body = await submitBody(ctx, itemIndex, submit);
+			const notAfter = Date.now() + maxWaitMs;
+			// The frame's reads of the binary store end with the item's Max Wait (or a Stop), as the submit does.
+			const body = await submitBody(ctx, itemIndex, submit, { scope: client.fileWaits(notAfter), name: MAX_WAIT_FIELD });
 			// A submit's Retry-After holds that submit in its slot, not the lane, and does not cut the
 			// pace (a bare 429 still does): holding every submit for 1-3 s and cutting the pace at each
 			// refusal of a gateway that refuses one submit in seven more than halved the submit rate
 			// (bench row 11e: 510 s for 1,000 videos).
-			const task = await submitTask(ctx, client, body, itemIndex, Date.now() + maxWaitMs, true).catch(async (error: unknown) => {
+			const task = await submitTask(ctx, client, body, itemIndex, notAfter, true).catch(async (error: unknown) => {
 				const refusedId = refusedTaskIdOf(error);
 				if (refusedId !== undefined) refused.push({ item: itemIndex, task_id: refusedId });
 				else if (mayHaveCreatedTask(error)) unconfirmed.push({ item: itemIndex, words: unconfirmedSubmitWords(error) });

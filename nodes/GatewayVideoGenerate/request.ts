@@ -9,6 +9,7 @@ import { attachmentType, formatSize } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
 import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, streamableId } from '../shared/files/binary';
 import { Base64Text } from '../shared/wire/jsonBody';
+import type { FileWaitLimit } from '../shared/wire/fileWait';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
@@ -97,13 +98,13 @@ function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string
  * here, and streamed into the request as it is sent, checked again as it is read; one in the item
  * is read whole.
  */
-async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string): Promise<Base64Text> {
+async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string, limit: FileWaitLimit): Promise<Base64Text> {
 	const binary = ctx.getInputData()[itemIndex]?.binary?.[property];
 	const id = streamableId(ctx, binary);
 	const size = id !== undefined && binary ? await recordedSize(ctx, binary) : undefined;
 	if (id !== undefined && size !== undefined) {
 		if (size > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, size);
-		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, FRAME_HEAD_BYTES));
+		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, FRAME_HEAD_BYTES, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }));
 		const changed = (problem: string) => fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" changed after it was checked: it ${problem}`, 'Run the workflow again; the file must not change while the node runs.');
 		const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === type.mimeType ? undefined : `no longer starts as ${type.mimeType}`);
 		return new Base64Text(binaryFileSource(ctx, id, size, changed, checkHead), `data:${type.mimeType};base64,`);
@@ -154,11 +155,11 @@ export function planFirstFrame(ctx: IExecuteFunctions, itemIndex: number): First
 	return { binaryProperty: property };
 }
 
-/** The first frame as sent in `image`: the link, or the binary image as a data URL (read now). */
-export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number): Promise<string | Base64Text | undefined> {
+/** The first frame as sent in `image`: the link, or the binary image as a data URL (read now, within `limit`). */
+export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number, limit: FileWaitLimit): Promise<string | Base64Text | undefined> {
 	const frame = planFirstFrame(ctx, itemIndex);
 	if (frame === undefined || 'link' in frame) return frame?.link;
-	return await binaryImage(ctx, itemIndex, frame.binaryProperty);
+	return await binaryImage(ctx, itemIndex, frame.binaryProperty, limit);
 }
 
 /** `1280x720` (also `1280 X 720`) -> `1280x720`; undefined when it is not a size. */
@@ -180,8 +181,8 @@ export interface SubmitInput {
  * The submit body of a checked item. A binary first frame is read and encoded here, when the
  * submit goes out, so a run holds as many frames as submits in flight (Concurrency), not one per item.
  */
-export async function submitBody(ctx: IExecuteFunctions, itemIndex: number, input: SubmitInput): Promise<IDataObject> {
-	const image = input.frameProperty === undefined ? input.fields.image : await readFirstFrame(ctx, itemIndex);
+export async function submitBody(ctx: IExecuteFunctions, itemIndex: number, input: SubmitInput, limit: FileWaitLimit): Promise<IDataObject> {
+	const image = input.frameProperty === undefined ? input.fields.image : await readFirstFrame(ctx, itemIndex, limit);
 	return buildSubmitBody(image === undefined ? input.fields : { ...input.fields, image }, input.extraBody);
 }
 

@@ -4,13 +4,15 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { runPerItem } from '../shared/items/itemRunner';
 import { readSubmitInput, submitBody } from './request';
 import { refusedTaskText, taskFields } from './task';
-import { mayHaveCreatedTask, refusedTaskIdOf, submitTask, unconfirmedSubmitWords } from './taskApi';
+import { mayHaveCreatedTask, refusedTaskIdOf, SUBMIT_DEADLINE_MS, SUBMIT_LIMIT_NAME, submitTask, unconfirmedSubmitWords } from './taskApi';
 
 export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(ctx, {
 		prepare: (itemIndex) => readSubmitInput(ctx, itemIndex),
 		run: async (input, itemIndex, client) => {
-			const { model, ...record } = await submitTask(ctx, client, await submitBody(ctx, itemIndex, input), itemIndex);
+			// The frame's reads of the binary store end within the submit's own limit (or a Stop).
+			const limit = { scope: client.fileWaits(Date.now() + SUBMIT_DEADLINE_MS), name: SUBMIT_LIMIT_NAME };
+			const { model, ...record } = await submitTask(ctx, client, await submitBody(ctx, itemIndex, input, limit), itemIndex);
 			return { json: { ...taskFields(record), model: model ?? input.fields.model } };
 		},
 		paidRecord: (items) => {

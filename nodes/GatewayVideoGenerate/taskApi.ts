@@ -19,6 +19,8 @@ import type { SubmittedTask, TaskRecord } from './task';
 
 /** A submit that has not answered within this time is given up (it may still create the task). */
 export const SUBMIT_DEADLINE_MS = 120_000;
+/** The submit's own limit, as its messages name it. */
+export const SUBMIT_LIMIT_NAME = `the submit's limit of ${SUBMIT_DEADLINE_MS / 1000} s`;
 /** The limit every request of a Generate task keeps, as messages name it. */
 export const MAX_WAIT_FIELD = 'Max Wait (Seconds)';
 /** A status answer is small: a poll that takes longer counts as a failed poll. */

@@ -5,7 +5,9 @@
  * items, the error, log lines, custom data, streamed chunks, and the model's results.
  */
 import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, ISupplyDataFunctions } from 'n8n-workflow';
+import { Readable } from 'node:stream';
+
+import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
@@ -15,9 +17,10 @@ import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantC
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
+import { pngHeader } from '../helpers/files';
 import type { FuzzGateway, RunState } from './gateway';
 import type { Scenario } from './scenario';
-import { deadlineMs, generateMaxWaitSeconds } from './scenario';
+import { deadlineMs, generateMaxWaitSeconds, storeOf } from './scenario';
 
 export const SETTING_HEADER = { name: 'x-portkey-provider', value: 'openai' };
 
@@ -56,6 +59,32 @@ const CALCULATOR: FunctionTool = {
 	inputSchema: { type: 'object', properties: { input: { type: 'string' } } },
 };
 
+/** A first frame or attachment of 1 MB, kept by the binary store outside the item (streamed into the body). */
+const FRAME = pngHeader(8, 8, 1024 * 1024);
+const FRAME_BINARY: IBinaryData = { id: 'filesystem-v2:frame.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'frame.png', fileSize: `${FRAME.length} B` };
+
+/** The binary store as the scenario draws it: the frame in 64 KB reads, or a read that stalls (on its open, or before its first bytes). */
+function storeHelpers(scenario: Scenario): Record<string, unknown> {
+	const stall = storeOf(scenario).stall;
+	return {
+		assertBinaryData: () => FRAME_BINARY,
+		getBinaryMetadata: async () => ({ fileSize: FRAME.length, mimeType: 'image/png' }),
+		getBinaryStream: async (_id: string, chunkSize?: number) => {
+			if (chunkSize !== undefined && stall === 'open') return await new Promise(() => undefined);
+			if (chunkSize !== undefined && stall === 'firstBytes') return new Readable({ read: () => undefined });
+			return Readable.from((function* () {
+				for (let at = 0; at < FRAME.length; at += 64 * 1024) yield FRAME.subarray(at, at + 64 * 1024);
+			})());
+		},
+	};
+}
+
+/** The option that sends the frame: a video's first frame, or a chat attachment. */
+function frameOption(scenario: Scenario): IDataObject {
+	if (!storeOf(scenario).frame) return {};
+	return scenario.node.startsWith('video') ? { imageBinaryProperty: 'frame' } : { binaryAttachments: 'frame' };
+}
+
 function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 	const model = (value: string) => ({ __rl: true, mode: 'id', value });
 	const prompt = (i: number) => `A fern in the rain, item ${i}`;
@@ -70,7 +99,7 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 					messages: { values: [{ role: 'user', content: `Hello ${i}` }] },
 					maxTokens: 100,
 					stream: scenario.node.endsWith('Stream'),
-					options: { timeoutSeconds: scenario.deadlineSeconds },
+					options: { timeoutSeconds: scenario.deadlineSeconds, ...frameOption(scenario) },
 				};
 			case 'modelGenerate':
 			case 'modelStream':
@@ -81,7 +110,7 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 				return { id: 1000 + i, name: `Fern ${i}`, tag: 'shade' };
 			default: {
 				const operation = { videoGenerate: 'generate', videoSubmit: 'submit', videoStatus: 'getStatus', videoDownload: 'download' }[scenario.node];
-				const options: IDataObject = operation === 'generate' ? { maxWaitSeconds: generateMaxWaitSeconds(scenario), pollIntervalSeconds: 5 } : {};
+				const options: IDataObject = { ...(operation === 'generate' ? { maxWaitSeconds: generateMaxWaitSeconds(scenario), pollIntervalSeconds: 5 } : {}), ...frameOption(scenario) };
 				if (operation === 'generate' && scenario.resume) options.resumeTaskId = scenario.taskIdInput;
 				return { operation, model: model('video-2-0-fast-260128'), prompt: prompt(i), seconds: 5, size: '1280x720', taskId: scenario.taskIdInput, options };
 			}
@@ -159,7 +188,7 @@ export async function runScenario(gateway: FuzzGateway, scenario: Scenario): Pro
 	const { secrets } = scenario;
 	const context = createExecuteContext({
 		parameters: parametersOf(scenario),
-		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i } })),
+		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i }, ...(storeOf(scenario).frame ? { binary: { frame: FRAME_BINARY } } : {}) })),
 		continueOnFail: scenario.continueOnFail,
 		abortSignal: stop.signal,
 		streaming: scenario.node === 'chatStream' || scenario.node === 'messagesStream',
@@ -189,6 +218,9 @@ export async function runScenario(gateway: FuzzGateway, scenario: Scenario): Pro
 	for (const level of ['debug', 'info', 'warn', 'error', 'verbose']) logger[level] = (message, meta) => outcome.logs.push({ level, message: String(message), meta });
 	writable.logger = logger;
 	writable.getExecutionId = () => `exec-${state.run}`;
+	if (storeOf(scenario).frame) Object.assign(ctx.helpers, storeHelpers(scenario));
+	// Each request would hold its body of a megabyte.
+	if (storeOf(scenario).frame) context.requests.push = () => 0;
 	const store: IDataObject = {};
 	writable.customData = {
 		set: (key: string, value: unknown) => {

@@ -75,8 +75,16 @@ export interface VideoPlan {
 	reasonInResultUrl?: boolean;
 }
 
+/**
+ * How the gateway answers a request with a large body (a streamed file): after its first 256 KB,
+ * before reading the rest, then reading on, pausing, or closing the connection ('none': at its end).
+ */
+export type EarlyMode = 'none' | 'keepReading' | 'stopReading' | 'close';
+
 export interface RunPlan {
 	answers: Answer[];
+	/** The k-th request with a large body is answered as `early[k]` says (then at its end). */
+	early?: EarlyMode[];
 	/** The text of clean chat answers. */
 	text: string;
 	/** Chat Model runs: the first answer to a request offering tools calls the tool. */
@@ -142,6 +150,8 @@ export interface LoggedRequest {
 	statusQuoted?: boolean;
 	/** The answer called this tool with arguments that cannot be run (not a JSON object). */
 	malformedToolCall?: string;
+	/** Answered before its body was read whole, and how the gateway went on. */
+	early?: EarlyMode;
 }
 
 export interface RunState {
@@ -151,6 +161,8 @@ export interface RunState {
 	requests: LoggedRequest[];
 	submitCount: number;
 	polls: Map<string, number>;
+	/** Requests with a large body seen so far (which `plan.early` applies to). */
+	largeBodies?: number;
 	/** When the run's promise settled; requests after it are late. */
 	settledAt?: number;
 	/** Sentences put into answers that hold a setting header's value (must reach the output unchanged). */
@@ -268,7 +280,7 @@ export class FuzzGateway {
 	/** A new run: its base URL is the gateway's own origin with the run's path. */
 	open(plan: RunPlan, secrets: Secrets): RunState & { baseUrl: string } {
 		const run = this.nextRun++;
-		const state: RunState = { run, plan, secrets, requests: [], submitCount: 0, polls: new Map(), settingTexts: [] };
+		const state: RunState = { run, plan, secrets, requests: [], submitCount: 0, polls: new Map(), largeBodies: 0, settingTexts: [] };
 		this.runs.set(run, state);
 		return Object.assign(state, { baseUrl: `http://127.0.0.1:${this.port}/r${run}` });
 	}
@@ -290,14 +302,15 @@ export class FuzzGateway {
 		// A request starts when its head arrives: one sent before its run ended may finish arriving after.
 		const arrived = Date.now();
 		const parts: Buffer[] = [];
-		req.on('data', (chunk: Buffer) => parts.push(chunk));
-		req.on('end', () => {
-			const match = /^\/r(\d+)(\/.*)?$/.exec(req.url ?? '');
-			const state = match ? this.runs.get(Number(match[1])) : undefined;
+		let received = 0;
+		let answered = false;
+		const match = /^\/r(\d+)(\/.*)?$/.exec(req.url ?? '');
+		const state = match ? this.runs.get(Number(match[1])) : undefined;
+		const log = (early?: EarlyMode): LoggedRequest | undefined => {
 			const socket = req.socket;
 			if (!match || !state) {
 				writeRaw(socket, { status: 404, headers: { 'content-type': 'text/plain' }, body: Buffer.from('no such run') }, 0, 0);
-				return;
+				return undefined;
 			}
 			const logged: LoggedRequest = {
 				run: state.run,
@@ -311,13 +324,37 @@ export class FuzzGateway {
 				complete: false,
 				answerKind: 'clean',
 				pausedMs: 0,
+				early,
 			};
 			state.requests.push(logged);
 			if (state.settledAt !== undefined && logged.at > state.settledAt) {
 				logged.answerKind = 'late';
 				this.late.push({ ...logged, settledAt: state.settledAt });
 			}
-			void this.answer(state, logged, socket, res);
+			return logged;
+		};
+		req.on('data', (chunk: Buffer) => {
+			if (answered) return;
+			parts.push(chunk);
+			received += chunk.length;
+			// Decided once per request, when its body passes EARLY_AT.
+			if (received < EARLY_AT || received - chunk.length >= EARLY_AT || !state) return;
+			const mode = state.plan.early?.[state.largeBodies ?? 0] ?? 'none';
+			state.largeBodies = (state.largeBodies ?? 0) + 1;
+			if (mode === 'none') return;
+			answered = true;
+			const logged = log(mode);
+			if (!logged) return;
+			if (mode === 'stopReading') req.pause();
+			void this.answer(state, logged, req.socket, res).then(() => {
+				if (mode === 'close') req.socket.destroy();
+			});
+		});
+		req.on('end', () => {
+			if (answered) return;
+			answered = true;
+			const logged = log();
+			if (logged && state) void this.answer(state, logged, req.socket, res);
 		});
 	}
 
@@ -549,6 +586,8 @@ function head(reply: Reply): string {
 }
 
 const DRIP_BUDGET_MS = 400;
+/** A body this large is a streamed file: it may be answered before it is read whole (`plan.early`). */
+const EARLY_AT = 256 * 1024;
 
 const wait = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -7,7 +7,7 @@ import type { LoggedRequest, RunState, Secrets } from './gateway';
 import { GRACE_MS } from './drive';
 import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
-import { deadlineMs } from './scenario';
+import { deadlineMs, storeOf } from './scenario';
 import { secretEncodings } from '../helpers/secretEncodings';
 
 export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink';
@@ -152,6 +152,12 @@ function checkTaskIds(scenario: Scenario, outcome: Outcome, state: RunState): Vi
 		// A long id may be shortened in words; the invariant holds for ids a person can read.
 		if (id.length === 0 || id.length > 200) continue;
 		const quoted = JSON.stringify(id).slice(1, -1);
+		// Answered, then the connection closed mid-body: Node's client may drop the answer with it; then
+		// the node cannot know the id, and must say the task may have been created (and not submit again).
+		if (r.early === 'close' && !shown.includes(quoted)) {
+			if (!/may have created (the|a) task/i.test(shown)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} (answered before the body's end, then closed) is not shown, nor said to be possibly created` });
+			continue;
+		}
 		if (!shown.includes(quoted)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in neither the output nor the error` });
 		if (!logMessages.includes(id)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in no log line's message` });
 	}
@@ -196,7 +202,8 @@ function checkPaidOnce(state: RunState): Violation[] {
 	const attempts = new Map<string, LoggedRequest[]>();
 	for (const r of state.requests) {
 		if (r.method !== 'POST' || !PAID.includes(r.path)) continue;
-		const key = `${r.path} ${r.body}`;
+		// A body answered before its end is logged cut: its start (the item's own fields) names it.
+		const key = `${r.path} ${r.body.slice(0, 1000)}`;
 		const earlier = attempts.get(key) ?? [];
 		const acted = earlier.filter((e) => !(e.status === 429 || (e.status !== undefined && e.status >= 300 && e.status < 400)));
 		if (acted.length > 0) {
@@ -284,6 +291,8 @@ function checkWorks(scenario: Scenario, outcome: Outcome, state: RunState): Viol
 	if (state.requests.some((request) => request.statusQuoted)) return [];
 	// A tool call the model garbled rightly fails the run (checkMalformedToolCall).
 	if (state.requests.some((request) => request.malformedToolCall !== undefined)) return [];
+	// A store that never gives the file fails the item; an answer on a connection closed mid-body may be lost.
+	if (storeOf(scenario).stall !== 'none' || state.requests.some((request) => request.early === 'close')) return [];
 	const video = scenario.node.startsWith('video');
 	const clean =
 		plan.answers.every((a) => a.kind === 'clean') &&

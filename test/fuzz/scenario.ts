@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import type { Answer, Leak, RunPlan, Secrets, ToolArgsForm } from './gateway';
+import type { Answer, EarlyMode, Leak, RunPlan, Secrets, ToolArgsForm } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -38,6 +38,23 @@ export interface Scenario {
 	resume: boolean;
 	imageFormat: 'url' | 'b64_json';
 	plan: RunPlan;
+	/**
+	 * A file n8n keeps outside the item (a video's first frame, a chat attachment), streamed into the
+	 * request; the binary store may stall on its open or its first bytes (where the item's limit is short).
+	 */
+	store?: { frame: boolean; stall: 'none' | 'open' | 'firstBytes' };
+}
+
+/** Nodes that send a file from the item: a first frame, an attachment. */
+export const FRAME_KINDS: NodeKind[] = ['videoSubmit', 'videoGenerate', 'chat', 'chatStream', 'messages', 'messagesStream'];
+
+/**
+ * The run's file as its node has it (the node is set last, per test): only nodes that send files
+ * have one, and a stall only where the item's own limit is short (Submit's is 120 s).
+ */
+export function storeOf(scenario: Scenario): { frame: boolean; stall: 'none' | 'open' | 'firstBytes' } {
+	const frame = FRAME_KINDS.includes(scenario.node) && scenario.store?.frame === true;
+	return { frame, stall: frame && scenario.node !== 'videoSubmit' ? (scenario.store?.stall ?? 'none') : 'none' };
 }
 
 const SECRET_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '=', '_', '-'];
@@ -125,6 +142,7 @@ const taskIdInputArb = fc.oneof(
 
 export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 	answers: fc.array(answerArb, { maxLength: 4 }),
+	early: fc.array(fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close'), { maxLength: 3 }),
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
 	toolCall: fc.boolean(),
 	toolArgs: fc.constantFrom<ToolArgsForm>('object', 'object', 'object', 'cut', 'text', 'list', 'string', 'null'),
@@ -160,6 +178,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
 		resume: fc.boolean(),
 		imageFormat: fc.constantFrom('url', 'b64_json'),
 		plan: planArb,
+		store: fc.record({ frame: fc.boolean(), stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes') }),
 	})
 	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
 

@@ -15,12 +15,12 @@ import { GatewayError } from '../../nodes/shared/failures/errors';
 import { Base64Text } from '../../nodes/shared/wire/jsonBody';
 import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/jsonBody';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
-import type { IBinaryData, IDataObject } from 'n8n-workflow';
 
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { BUSY_MARGIN_MS } from '../helpers/busy';
 import { createExecuteContext } from '../helpers/executeContext';
 import { pngHeader } from '../helpers/files';
+import { streamedFrameSubmit } from '../helpers/streamedFrame';
 
 const KEY = 'sk-review-stream-0123456789abcdef';
 const MB = 1024 * 1024;
@@ -107,7 +107,10 @@ async function failureOf(call: Promise<unknown>): Promise<Error> {
 const saysMayHaveGoneThrough = (error: Error) => /may have gone through/i.test(`${error.message} ${(error as GatewayError).hint ?? ''}`);
 
 describe('review: a streamed paid submit whose body the gateway never received whole', () => {
-	it('gateway closes the socket mid-upload: the error does not say the submit may have gone through', async () => {
+	// Issue 26: Node's HTTP client drops an answer that came just before the gateway's close (EPIPE on
+	// the next write): a close mid-body cannot be told from an answer lost with it, so the submit may
+	// have created a task and is not sent again (streamedBodyAnswer.test.ts: a 200 before the body's end).
+	it('gateway closes the socket mid-upload: not sent again, and the error says it closed before reading the whole request', async () => {
 		handler = (request) => {
 			let got = 0;
 			request.on('data', (part: Buffer) => {
@@ -120,9 +123,9 @@ describe('review: a streamed paid submit whose body the gateway never received w
 		const error = await failureOf((await client()).json(submit(file)));
 		expect(arrivals).toBe(1);
 		expect(error).toBeInstanceOf(GatewayError);
-		// 3 MB of 4 MB declared were never sent: the gateway cannot have created a task.
-		expect((error as GatewayError).mayHaveActed).toBe(false);
-		expect(saysMayHaveGoneThrough(error)).toBe(false);
+		// 3 MB of 4 MB declared were never sent, but the gateway may have answered (and acted) before its close.
+		expect((error as GatewayError).mayHaveActed).toBe(true);
+		expect((error as GatewayError).hint).toMatch(/not sent again.*closed the connection before it had read the whole request/);
 		expect(file.streams.every((stream) => stream.destroyed)).toBe(true);
 	});
 
@@ -231,30 +234,12 @@ describe('review: through the Gateway Video Generate node (filesystem binary mod
 		handler = (request) => {
 			request.on('data', () => undefined);
 		};
-		const binary: IBinaryData = { id: 'filesystem-v2:frame.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'frame.png', fileSize: `${SIZE} B` };
-		const test = createExecuteContext({
-			parameters: {
-				operation: 'submit',
-				model: { __rl: true, mode: 'id', value: 'video-2-0-fast-260128' },
-				prompt: 'a paper boat',
-				seconds: 5,
-				size: '1280x720',
-				options: { imageBinaryProperty: 'data' },
-			} as IDataObject,
-			items: [{ json: {}, binary: { data: binary } }],
-			credentials: { apiKey: KEY, baseUrl },
-			nodeType: 'n8n-nodes-model-gateway.gatewayVideoGenerate',
-		});
-		test.requests.push = () => 0;
-		Object.assign(test.ctx.helpers, {
-			assertBinaryData: () => binary,
-			getBinaryMetadata: async () => ({ fileSize: SIZE, mimeType: 'image/png' }),
-			getBinaryStream: async (_id: string, chunkSize?: number) =>
-				// The head read for the type check works; the read for the body fails at 1 MB (EIO).
-				chunkSize !== undefined ? Readable.from([bytes.subarray(0, chunkSize)]) : (await source({ readFailsAt: MB }).open()),
-			getBinaryDataBuffer: async () => {
-				throw new Error('the file was read whole');
-			},
+		const test = streamedFrameSubmit({
+			baseUrl,
+			apiKey: KEY,
+			size: SIZE,
+			// The head read for the type check works; the read for the body fails at 1 MB (EIO).
+			stream: async (chunkSize) => (chunkSize !== undefined ? Readable.from([bytes.subarray(0, chunkSize)]) : await source({ readFailsAt: MB }).open()),
 		});
 		const error = await failureOf(new GatewayVideoGenerate().execute.call(test.ctx));
 		// Today: "Submitting the video task failed: the connection to 127.0.0.1:… failed (EIO)", described

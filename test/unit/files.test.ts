@@ -39,6 +39,10 @@ import { jsonReplyData, parseJsonText, readJsonRequest } from '../../nodes/share
 import { fieldError } from '../../nodes/shared/items/validate';
 import { createExecuteContext } from '../helpers/executeContext';
 import { binaryItem, pdfBytes, pngBytes, pngHeader, sampleJpeg, sampleMp4, sampleWebp, withBinaryHelpers } from '../helpers/files';
+import { fileWaitScope } from '../../nodes/shared/wire/fileWait';
+
+/** A limit no test here reaches: the reads of these files are instant. */
+const TEST_LIMIT = { scope: fileWaitScope(Date.now() + 3_600_000), name: 'Max Wait (Seconds)' };
 
 const credentials = { apiKey: 'sk-unit-files', baseUrl: 'http://127.0.0.1:9' };
 const MB = 1024 * 1024;
@@ -424,7 +428,7 @@ describe('checks before sending', () => {
 	it('reads each file, types it from its bytes and keeps its size and pixels', async () => {
 		const items = [binaryItem({ photo: { bytes: png, fileName: 'p.jpg', mimeType: 'image/jpeg' }, scan: { bytes: pdfBytes() } })];
 		const { ctx } = contextFor({}, items);
-		await expect(planAttachments(ctx, 0, ['photo', 'scan'], 0, 'messages')).resolves.toEqual([
+		await expect(planAttachments(ctx, 0, ['photo', 'scan'], 0, 'messages', TEST_LIMIT)).resolves.toEqual([
 			{ property: 'photo', kind: 'image', mimeType: 'image/png', fileName: 'p.jpg', size: png.length, width: 20, height: 10 },
 			{ property: 'scan', kind: 'pdf', mimeType: 'application/pdf', fileName: 'scan.pdf', size: pdfBytes().length },
 		]);
@@ -434,15 +438,15 @@ describe('checks before sending', () => {
 		const item = binaryItem({ huge: { bytes: pngBytes() } });
 		item.binary!.huge.bytes = 40 * MB;
 		const { ctx, binaryReads } = contextFor({}, [item]);
-		await expect(planAttachments(ctx, 0, ['huge'], 0, 'chat')).rejects.toThrow('"Binary Attachments" field "huge" holds 40.0 MB; the largest file the chat-completions format takes is 32.0 MB (item 0)');
+		await expect(planAttachments(ctx, 0, ['huge'], 0, 'chat', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" field "huge" holds 40.0 MB; the largest file the chat-completions format takes is 32.0 MB (item 0)');
 		expect(binaryReads.reads).toEqual([]);
 	});
 
 	it('takes an image of 20 MB in chat-completions, not one byte more', async () => {
 		const exactly = Buffer.concat([pngBytes(), Buffer.alloc(20 * MB - pngBytes().length)]);
 		const { ctx } = contextFor({}, [binaryItem({ a: { bytes: exactly }, b: { bytes: Buffer.concat([exactly, Buffer.alloc(1)]) } })]);
-		await expect(planAttachments(ctx, 0, ['a'], 0, 'chat')).resolves.toHaveLength(1);
-		await expect(planAttachments(ctx, 0, ['b'], 0, 'chat')).rejects.toThrow('"Binary Attachments" field "b" is an image of 20.0 MB; the chat-completions format takes images of at most 20.0 MB (item 0)');
+		await expect(planAttachments(ctx, 0, ['a'], 0, 'chat', TEST_LIMIT)).resolves.toHaveLength(1);
+		await expect(planAttachments(ctx, 0, ['b'], 0, 'chat', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" field "b" is an image of 20.0 MB; the chat-completions format takes images of at most 20.0 MB (item 0)');
 	});
 
 	it('counts the native limit of 5 MB on the Base64 text: 3.75 MB of file pass, a byte more does not', async () => {
@@ -450,22 +454,22 @@ describe('checks before sending', () => {
 		const exactly = Buffer.concat([pngBytes(), Buffer.alloc(largest - pngBytes().length)]);
 		expect(base64Length(exactly.length)).toBe(5 * MB);
 		const { ctx } = contextFor({}, [binaryItem({ a: { bytes: exactly }, b: { bytes: Buffer.concat([exactly, Buffer.alloc(1)]) } })]);
-		await expect(planAttachments(ctx, 0, ['a'], 0, 'messages')).resolves.toHaveLength(1);
-		await expect(planAttachments(ctx, 0, ['b'], 0, 'messages')).rejects.toThrow('counted on their Base64 text (item 0)');
+		await expect(planAttachments(ctx, 0, ['a'], 0, 'messages', TEST_LIMIT)).resolves.toHaveLength(1);
+		await expect(planAttachments(ctx, 0, ['b'], 0, 'messages', TEST_LIMIT)).rejects.toThrow('counted on their Base64 text (item 0)');
 	});
 
 	it('refuses PDFs above 32 MB', async () => {
 		const big = Buffer.concat([pdfBytes(), Buffer.alloc(32 * MB)]);
 		const { ctx } = contextFor({}, [binaryItem({ doc: { bytes: big } })]);
-		await expect(planAttachments(ctx, 0, ['doc'], 0, 'messages')).rejects.toThrow(/"Binary Attachments" field "doc" (holds 32\.0 MB|is a PDF of 32\.0 MB)/);
+		await expect(planAttachments(ctx, 0, ['doc'], 0, 'messages', TEST_LIMIT)).rejects.toThrow(/"Binary Attachments" field "doc" (holds 32\.0 MB|is a PDF of 32\.0 MB)/);
 	});
 
 	it('takes 8000 px per side in the native format, and 100 images per request', async () => {
 		const { ctx } = contextFor({}, [binaryItem({ edge: { bytes: pngHeader(8000, 8000) }, over: { bytes: pngHeader(8001, 10) } })]);
-		await expect(planAttachments(ctx, 0, ['edge'], 0, 'messages')).resolves.toHaveLength(1);
-		await expect(planAttachments(ctx, 0, ['over'], 0, 'messages')).rejects.toThrow('8001×10 px; the native messages format takes at most 8000 px per side');
-		await expect(planAttachments(ctx, 0, ['edge'], 100, 'messages')).rejects.toThrow('"Binary Attachments" and "Image URLs" add 101 images; the native messages format takes at most 100 per request (item 0)');
-		await expect(planAttachments(ctx, 0, [], 100, 'messages')).resolves.toEqual([]);
+		await expect(planAttachments(ctx, 0, ['edge'], 0, 'messages', TEST_LIMIT)).resolves.toHaveLength(1);
+		await expect(planAttachments(ctx, 0, ['over'], 0, 'messages', TEST_LIMIT)).rejects.toThrow('8001×10 px; the native messages format takes at most 8000 px per side');
+		await expect(planAttachments(ctx, 0, ['edge'], 100, 'messages', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" and "Image URLs" add 101 images; the native messages format takes at most 100 per request (item 0)');
+		await expect(planAttachments(ctx, 0, [], 100, 'messages', TEST_LIMIT)).resolves.toEqual([]);
 	});
 
 	it('measures the request exactly as it will be sent', async () => {
@@ -566,7 +570,7 @@ describe('Gateway Image Generate options', () => {
 
 describe('Gateway Video Generate first frame', () => {
 	const fields = { model: 'video-2-0-fast-260128', prompt: 'p', seconds: '5', size: '1280x720' };
-	const frame = (options: IDataObject, items?: INodeExecutionData[]) => readFirstFrame(contextFor({ options }, items).ctx, 0);
+	const frame = (options: IDataObject, items?: INodeExecutionData[]) => readFirstFrame(contextFor({ options }, items).ctx, 0, TEST_LIMIT);
 
 	it('sends image only when set, over Extra Body Fields', () => {
 		expect(buildSubmitBody({ ...fields, image: 'https://a.example/f.png' }, { image: 'other', last_frame: 'x' })).toEqual({ ...fields, image: 'https://a.example/f.png', last_frame: 'x' });

@@ -4,6 +4,7 @@ import { attachmentParts, loadAttachments } from '../../nodes/shared/files/attac
 import { encodeJsonBody, StreamedJsonBody } from '../../nodes/shared/wire/jsonBody';
 
 import { readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
+import { fileWaitScope } from '../../nodes/shared/wire/fileWait';
 import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
 import { answerStart, startsEventStream } from '../../nodes/shared/chat/chatCall';
 import type { ByteStream } from '../../nodes/shared/wire/transport';
@@ -116,7 +117,7 @@ describe('a first frame whose n8n-recorded size lies is not read whole', () => {
 			},
 		} as unknown as IExecuteFunctions;
 		// Typed from its head now, streamed into the request as it is sent: refused while it is read.
-		const image = await readFirstFrame(ctx, 0);
+		const image = await readFirstFrame(ctx, 0, { scope: fileWaitScope(Date.now() + 60_000), name: 'Max Wait (Seconds)' });
 		await expect(sendBody({ image })).rejects.toThrow(/"Image From Binary Field" field "frame" changed after it was checked: it holds more than the 1024 bytes n8n recorded for it \(item 0\)/);
 		expect(store.wholeReads).toBe(0);
 		expect(store.streamed).toBeLessThanOrEqual(1024 * 1024);

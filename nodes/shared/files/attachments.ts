@@ -13,6 +13,8 @@
  *   released with the request, so a run holds the files of at most Concurrency items at once.
  * The wire forms are `attachmentParts`; `withAttachments` puts them into the last User message.
  */
+import { fileWaitScope } from '../wire/fileWait';
+import type { FileWaitLimit } from '../wire/fileWait';
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, sniffFileType, streamableId } from './binary';
@@ -197,15 +199,15 @@ const HEAD_BYTES = 64 * 1024;
  * thousand items does not read a thousand files; the whole file otherwise (default mode keeps
  * it in the item anyway). `size` is the file's, whichever was read.
  */
-async function bytesToCheck(ctx: IExecuteFunctions, itemIndex: number, property: string, binary: IBinaryData, recorded: number | undefined): Promise<{ bytes: Buffer; size: number }> {
+async function bytesToCheck(ctx: IExecuteFunctions, itemIndex: number, property: string, binary: IBinaryData, recorded: number | undefined, limit: FileWaitLimit): Promise<{ bytes: Buffer; size: number }> {
 	const id = streamableId(ctx, binary);
-	if (id !== undefined && recorded !== undefined) return { bytes: await readBinaryHead(ctx, id, HEAD_BYTES), size: recorded };
+	if (id !== undefined && recorded !== undefined) return { bytes: await readBinaryHead(ctx, id, HEAD_BYTES, limit, { itemIndex, parameter: BINARY_ATTACHMENTS_FIELD, property }), size: recorded };
 	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
 	return { bytes, size: bytes.length };
 }
 
 /** Reads, types and measures one file, and checks it against the format's per-file limits. */
-async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits): Promise<FileAttachment> {
+async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits, limit: FileWaitLimit): Promise<FileAttachment> {
 	const field = BINARY_ATTACHMENTS_FIELD;
 	const binary = binaryOf(ctx, itemIndex, property);
 	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
@@ -215,7 +217,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
 	}
 	ctx.helpers.assertBinaryData(itemIndex, property);
-	const { bytes, size } = await bytesToCheck(ctx, itemIndex, property, binary, recorded);
+	const { bytes, size } = await bytesToCheck(ctx, itemIndex, property, binary, recorded, limit);
 	const type = attachmentType(bytes);
 	if (!type) {
 		const sniffed = sniffFileType(bytes);
@@ -269,10 +271,11 @@ export async function planAttachments(
 	names: readonly string[] | undefined,
 	linkCount: number,
 	format: ChatFormat,
+	limit: FileWaitLimit,
 ): Promise<FileAttachment[]> {
 	const limits = ATTACHMENT_LIMITS[format];
 	const files: FileAttachment[] = [];
-	for (const property of names ?? []) files.push(await planFile(ctx, itemIndex, property, limits));
+	for (const property of names ?? []) files.push(await planFile(ctx, itemIndex, property, limits, limit));
 	const images = files.filter((file) => file.kind === 'image');
 	const imageCount = images.length + linkCount;
 	if (imageCount > limits.maxImages) {
@@ -304,16 +307,19 @@ export interface AttachmentInput {
 /**
  * The whole check of one item's attachments, before any request: its files planned and checked,
  * then the size of the request `bodyOf` builds with them (measured with placeholders, not sent).
+ * The reads of the binary store end within the item's own Timeout (`limitName`) from now, or a Stop.
  */
-export async function withPlannedAttachments<I extends AttachmentInput>(
+export async function withPlannedAttachments<I extends AttachmentInput & { deadlineMs: number }>(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	input: I,
 	format: ChatFormat,
 	bodyOf: (input: I, files: LoadedFile[]) => IDataObject,
+	limitName: string,
 ): Promise<I> {
 	if (!input.binaryAttachments && !input.imageUrls) return input;
-	input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, format);
+	const limit = { scope: fileWaitScope(Date.now() + input.deadlineMs, ctx.getExecutionCancelSignal?.()), name: limitName };
+	input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, format, limit);
 	checkRequestSize(ctx, itemIndex, bodyOf(input, placeholders(input.files)), input.files);
 	return input;
 }

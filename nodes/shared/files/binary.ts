@@ -9,6 +9,9 @@ import { GatewayError, gatewayQuote, quoteStart, rootCause } from '../failures/e
 import type { GatewayErrorInit } from '../failures/errors';
 import type { ByteStream, GatewayClient } from '../wire/transport';
 import type { FileStreamSource } from '../wire/jsonBody';
+import { closeStream, FileWaitEnded, raceFileWait } from '../wire/fileWait';
+import type { FileWaitLimit } from '../wire/fileWait';
+import { fieldError } from '../items/validate';
 
 export interface FileType {
 	mimeType: string;
@@ -81,18 +84,53 @@ export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undef
 	return binary?.id && typeof ctx.helpers.getBinaryStream === 'function' ? binary.id : undefined;
 }
 
-/** The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item; the file is closed. */
-export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number): Promise<Buffer> {
+/**
+ * The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item; the
+ * file is closed. Its open and every read end with `scope` (the item's deadline, a Stop): then
+ * the item fails with its field's error (fileWaitError), as every wait on the binary store does.
+ */
+export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number, limit: FileWaitLimit, field: FileField): Promise<Buffer> {
+	const { scope } = limit;
 	const parts: Buffer[] = [];
 	let length = 0;
-	// Leaving the loop early closes the file.
-	for await (const chunk of await ctx.helpers.getBinaryStream(id, size)) {
-		const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-		parts.push(part);
-		length += part.length;
-		if (length >= size) break;
+	try {
+		const stream = await raceFileWait(ctx.helpers.getBinaryStream(id, size), scope, closeStream);
+		const reads = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+		try {
+			while (length < size) {
+				const next = await raceFileWait(reads.next(), scope);
+				if (next.done) break;
+				const part = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value);
+				parts.push(part);
+				length += part.length;
+			}
+		} finally {
+			closeStream(stream);
+		}
+	} catch (error) {
+		throw error instanceof FileWaitEnded ? fileWaitError(ctx, field, limit, error) : error;
 	}
 	return Buffer.concat(parts).subarray(0, size);
+}
+
+/** A binary field being read for an item, named as the user knows it. */
+export interface FileField {
+	itemIndex: number;
+	/** The parameter that names the binary field ("Image From Binary Field"). */
+	parameter: string;
+	property: string;
+}
+
+/** A wait on the binary store cut by the item's end: a Stop, or the field's error naming the limit. */
+export function fileWaitError(ctx: IExecuteFunctions, field: FileField, limit: FileWaitLimit, ended: FileWaitEnded): Error {
+	if (ended.reason === 'cancelled') return new GatewayError({ kind: 'cancelled', headline: `Reading field "${field.property}" was cancelled`, itemIndex: field.itemIndex });
+	return fieldError(
+		ctx,
+		field.itemIndex,
+		field.parameter,
+		`field "${field.property}" could not be read in time: n8n's binary store did not give its bytes within ${limit.name}`,
+		"Check the binary data store (its disk, database or S3 bucket), or raise the limit.",
+	);
 }
 
 /**

@@ -14,6 +14,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import type { LargestField } from '../failures/errors';
+import { closeStream, FileWaitEnded, raceFileWait } from './fileWait';
 
 /** What n8n's getBinaryStream returns: a Node Readable (node code may not import `stream`). */
 export type NodeReadable = Awaited<ReturnType<IExecuteFunctions['helpers']['getBinaryStream']>>;
@@ -260,14 +261,6 @@ export class StreamedJsonBody {
 	}
 }
 
-/** Closes a file's stream (a Node Readable; any async iterator, in tests). */
-function closeStream(stream: NodeReadable): void {
-	const closable = stream as Partial<NodeReadable> & { return?: () => unknown };
-	if (typeof closable.destroy === 'function') {
-		if (!closable.destroyed) closable.destroy();
-	} else void Promise.resolve(closable.return?.()).catch(() => undefined);
-}
-
 interface BodyState {
 	failure: Error | undefined;
 	closed: boolean;
@@ -297,21 +290,13 @@ export function stalledFileOf(error: unknown): Error | undefined {
 
 /** Opens a file for the body, raced against the body's end: a stream that opens after it is closed at once. */
 async function openSource(source: FileStreamSource, opened: NodeReadable[], state: BodyState): Promise<NodeReadable> {
-	if (state.ends.aborted) throw new OpenEnded(source);
 	state.waiting = { source, read: undefined };
-	const opening = source.open();
-	let onEnd: (() => void) | undefined;
-	const stream = await new Promise<NodeReadable>((resolve, reject) => {
-		onEnd = () => {
-			// Should it open after all, too late: closed at once.
-			opening.then(closeStream, () => undefined);
-			reject(new OpenEnded(source));
-		};
-		state.ends.addEventListener('abort', onEnd, { once: true });
-		opening.then(resolve, reject);
-	}).finally(() => {
-		if (onEnd) state.ends.removeEventListener('abort', onEnd);
-	});
+	let stream: NodeReadable;
+	try {
+		stream = await raceFileWait(source.open(), state.ends, closeStream);
+	} catch (error) {
+		throw error instanceof FileWaitEnded ? new OpenEnded(source) : error;
+	}
 	if (state.closed || state.ends.aborted) {
 		closeStream(stream);
 		throw new OpenEnded(source);

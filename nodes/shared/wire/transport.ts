@@ -50,6 +50,8 @@ import { CancelledError, PastDeadline, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 import { encodeJsonBody, largestField, StreamedJsonBody, stalledFileOf } from './jsonBody';
 import type { OpenedBody } from './jsonBody';
+import { fileWaitScope } from './fileWait';
+import type { FileWaitScope } from './fileWait';
 
 export { CREDENTIAL_TYPE };
 
@@ -152,8 +154,12 @@ interface CallLimit {
 /** What a paid request's error says when it may have acted; composed once, when the call gives up. */
 const MAY_HAVE_GONE_THROUGH = 'The request may have gone through even so.';
 const NOT_SENT_AGAIN = 'The request may have gone through even so: it was not sent again, so as not to pay twice.';
-/** A streamed body cut before its end (its Content-Length exact): the gateway cannot have acted on it. */
+/** A streamed body this side cut before its end (its Content-Length exact), with no answer: the gateway cannot have acted on it. */
 const NOT_WHOLE = 'The gateway did not get the whole request (it was cut before its end), so it did not act on it.';
+/** An error status that came before the body was sent whole: the gateway refused a request it never had whole. */
+const ANSWERED_BEFORE_WHOLE = 'The gateway answered before it had the whole request, so it did not act on it.';
+/** The gateway closed the connection mid-body: Node's HTTP client drops an answer that came just before the close. */
+const CLOSED_MID_BODY = 'The gateway closed the connection before it had read the whole request; it may have answered (and acted) first, and that answer was lost with the connection.';
 const ERROR_BODY_LIMIT = 64 * 1024;
 /** A JSON answer larger than this is not a gateway answer of any endpoint here. */
 const JSON_BODY_LIMIT = 64 * 1024 * 1024;
@@ -219,6 +225,14 @@ function resolveLocation(location: string, from: string): string | undefined {
 }
 
 /**
+ * The gateway may have done the work before its proxy gave up (502/504) or failed afterwards (500);
+ * any other error status is a refusal, whatever its body turns out to say.
+ */
+function mayHaveActedBy(status: number): boolean {
+	return status >= 500 || status === 408;
+}
+
+/**
  * One attempt's time limit and the execution's cancel signal as one signal. `reason()` says which
  * ended it, so a timeout and a Stop are told apart.
  */
@@ -231,10 +245,13 @@ class AttemptSignal {
 	 */
 	bodyFailure: Error | undefined;
 	/**
-	 * Set when the request failed before its streamed body (of exact Content-Length) reached its
-	 * end: the gateway never got the whole request, so it cannot have acted on it.
+	 * Where a streamed body (of exact Content-Length) was when the attempt ended or its answer came:
+	 * `sent` whole (or no streamed body), `cutHere` (this side ended it before its end: the file, the
+	 * deadline, a Stop, with no answer), `cutThere` (the gateway closed the connection mid-body, with
+	 * no answer seen), `answeredEarly` (the status line came before the body was sent whole).
+	 * `mayHaveActed` reads it: the one rule of what an attempt's outcome says.
 	 */
-	bodyCut = false;
+	upload: 'sent' | 'cutHere' | 'cutThere' | 'answeredEarly' = 'sent';
 
 	/**
 	 * `reportedMs`: the limit the messages name (the whole of the item's deadline when that, not
@@ -257,6 +274,18 @@ class AttemptSignal {
 
 	get timedOut(): boolean {
 		return this.deadline.aborted && !this.cancelled;
+	}
+
+	/**
+	 * Whether the gateway may have acted on this attempt, the one rule: an answer that came decides
+	 * (`status`: an error status, which says "may have acted" for a 5xx or 408, unless it came before
+	 * the body was sent whole: then the gateway refused a request it never had whole). With no answer:
+	 * a body this side cut before its end was not acted on; a body sent whole, or one whose connection
+	 * the gateway closed mid-body (Node's client drops an answer that came just before), may have been.
+	 */
+	mayHaveActed(sentBody: boolean, status?: number): boolean {
+		if (status !== undefined) return mayHaveActedBy(status) && this.upload !== 'answeredEarly';
+		return sentBody && this.upload !== 'cutHere';
 	}
 
 	/** Destroys the stream when the attempt's time runs out or the run is stopped. */
@@ -342,6 +371,14 @@ export class GatewayClient {
 	get cancelSignal(): AbortSignal | undefined {
 		const ctx = this.ctx as Partial<IExecuteFunctions>;
 		return typeof ctx.getExecutionCancelSignal === 'function' ? ctx.getExecutionCancelSignal() : undefined;
+	}
+
+	/**
+	 * What an item's waits on n8n's binary store end on (fileWait.ts): its deadline `notAfter`, and
+	 * what ends every wait of this client (a Stop, the end of the run, winding down).
+	 */
+	fileWaits(notAfter: number): FileWaitScope {
+		return fileWaitScope(notAfter, this.waitsEnd);
 	}
 
 	url(path: string): string {
@@ -618,7 +655,7 @@ export class GatewayClient {
 		} catch (error) {
 			// Nothing was sent. A Stop is a Stop (the caller's cancel path); a deadline passed while the
 			// file opened is that file's failure; a file that could not be opened fails with its own error.
-			attempt.bodyCut = true;
+			attempt.upload = 'cutHere';
 			if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error) : error instanceof Error ? error : new Error(String(error));
 			throw attempt.bodyFailure ?? error;
 		}
@@ -633,11 +670,13 @@ export class GatewayClient {
 				// Who held the body up, asked before closing it: a file that stopped giving bytes when the deadline came.
 				const stalled = attempt.timedOut ? opened.stalled() : undefined;
 				opened.close();
-				attempt.bodyCut = !opened.ended;
 				// A file that is not the one checked, could not be read, or stalled fails the request with its own error, not as the network's.
 				attempt.bodyFailure = opened.failure ?? stalled;
+				// Cut here (the file, the deadline, a Stop) or by the gateway's close, which may have followed an answer.
+				if (!opened.ended) attempt.upload = attempt.signal.aborted || attempt.bodyFailure !== undefined ? 'cutHere' : 'cutThere';
 			}
 		}
+		if (!opened.ended) attempt.upload = 'answeredEarly';
 		response.body.once('close', opened.close);
 		response.body.once('end', opened.close);
 		attempt.bind(response.body);
@@ -648,9 +687,7 @@ export class GatewayClient {
 	private async statusFailure(response: RawResponse, attempt: AttemptSignal, call: GatewayCall): Promise<GatewayError> {
 		const what = call.what ?? 'The gateway request';
 		const status = response.statusCode;
-		// The gateway may have done the work before its proxy gave up (502/504) or failed afterwards
-		// (500); any other error status is a refusal, whatever its body turns out to say.
-		const mayHaveActed = status >= 500 || status === 408;
+		const mayHaveActed = attempt.mayHaveActed(true, status);
 		let text = '';
 		try {
 			text = (await this.readBody(response.body, attempt, call, ERROR_BODY_LIMIT, true)).toString('utf8');
@@ -673,7 +710,9 @@ export class GatewayClient {
 				...this.errorExtra(call, { status }),
 			});
 		}
-		const failure = httpError(what, status, text, contentType, this.errorExtra(call, { status, mayHaveActed, retryAfterMs }), largestField(call.body));
+		let failure = httpError(what, status, text, contentType, this.errorExtra(call, { status, mayHaveActed, retryAfterMs }), largestField(call.body));
+		// A status that would have said "may have acted", had the gateway had the whole request.
+		if (attempt.upload === 'answeredEarly' && mayHaveActedBy(status)) failure = failure.with({ hint: ANSWERED_BEFORE_WHOLE });
 		// A refusal says the gateway did nothing, whatever the status (a 503 "no channel for this model").
 		return isRefusal(failure.kind) && failure.mayHaveActed ? failure.with({ mayHaveActed: false }) : failure;
 	}
@@ -710,9 +749,9 @@ export class GatewayClient {
 	/** A failure while sending or reading: a Stop, the deadline, or the network. */
 	private readFailure(error: unknown, attempt: AttemptSignal, call: GatewayCall, what: string): GatewayError {
 		if (error instanceof GatewayError) return error;
-		// A streamed body cut before its end: the gateway did not get the whole request.
-		const cut = attempt.bodyCut;
-		if (attempt.cancelled) return this.cancelled(call, call.body !== undefined && !cut);
+		// A streamed body this side cut before its end: the gateway did not get the whole request.
+		const cut = attempt.upload === 'cutHere';
+		if (attempt.cancelled) return this.cancelled(call, attempt.mayHaveActed(call.body !== undefined));
 		const sentBody = call.body !== undefined && (call.method ?? 'POST') !== 'GET';
 		if (attempt.timedOut || (isAbortError(error) && !attempt.cancelled)) {
 			return new GatewayError({
@@ -721,12 +760,13 @@ export class GatewayClient {
 					? `${what} failed: no complete answer within the ${secondsText(attempt.deadlineMs)} s left of ${attempt.cutBy}`
 					: `${what} failed: no complete answer within ${secondsText(attempt.reportedMs)} s`,
 				hint: cut ? NOT_WHOLE : sentBody ? MAY_HAVE_GONE_THROUGH : undefined,
-				mayHaveActed: sentBody && !cut,
+				mayHaveActed: attempt.mayHaveActed(sentBody),
 				...this.errorExtra(call),
 			});
 		}
 		const failure = networkError(what, error, hostOf(this.url(call.path)), this.errorExtra(call));
 		if (cut) return failure.with({ mayHaveActed: false, hint: NOT_WHOLE });
+		if (attempt.upload === 'cutThere') return failure.with({ mayHaveActed: true, hint: CLOSED_MID_BODY });
 		if (!sentBody) return failure.mayHaveActed ? failure.with({ mayHaveActed: false }) : failure;
 		return failure.mayHaveActed && !failure.hint ? failure.with({ hint: MAY_HAVE_GONE_THROUGH }) : failure;
 	}

@@ -1,0 +1,75 @@
+/**
+ * Every wait on n8n's binary store (a file's open, its first bytes, each read) ends with the item:
+ * its deadline or a Stop. One mechanism for the checks before a request (a first frame's type, an
+ * attachment's head) and for the files streamed into a request body: a wait is raced against the
+ * item's end, and a stream that opens after it is closed at once (an S3 GET with no timeout of its
+ * own would otherwise hold the item for ever).
+ */
+
+/** Closes a file's stream (a Node Readable; any async iterator, in tests). */
+export function closeStream(stream: unknown): void {
+	const closable = stream as { destroy?: () => void; destroyed?: boolean; return?: () => unknown };
+	if (typeof closable.destroy === 'function') {
+		if (!closable.destroyed) closable.destroy();
+	} else void Promise.resolve(closable.return?.()).catch(() => undefined);
+}
+
+/** A wait on the binary store that the item's end (its deadline, a Stop) cut short. */
+export class FileWaitEnded extends Error {
+	override readonly name = 'AbortError';
+
+	constructor(readonly reason: 'deadline' | 'cancelled') {
+		super(reason === 'deadline' ? "The item's time ran out while n8n's binary store was read" : 'The run was stopped while a file was read');
+	}
+}
+
+/** What an item's file waits end on: the item's deadline (`notAfter`, epoch ms) and the execution's cancel signal. */
+export interface FileWaitScope {
+	readonly signal: AbortSignal;
+	/** Why the scope ended, once it has. */
+	reason(): 'deadline' | 'cancelled';
+}
+
+/** An item's limit its reads of the binary store end by (with a Stop), and its name as the user knows it. */
+export interface FileWaitLimit {
+	scope: FileWaitScope;
+	/** "Max Wait (Seconds)", "Timeout (Seconds)". */
+	name: string;
+}
+
+export function fileWaitScope(notAfter: number, cancel?: AbortSignal): FileWaitScope {
+	const deadline = AbortSignal.timeout(Math.max(1, notAfter - Date.now()));
+	const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
+	return { signal, reason: () => (cancel?.aborted ? 'cancelled' : 'deadline') };
+}
+
+/** The reason `signal` gives, when it is a scope's (or the abort of a request's attempt). */
+function endOf(ends: AbortSignal | FileWaitScope): FileWaitEnded {
+	return new FileWaitEnded(ends instanceof AbortSignal ? 'deadline' : ends.reason());
+}
+
+/**
+ * `wait`, or FileWaitEnded as soon as `ends` aborts; a value that still comes after is handed to
+ * `late` (to close a stream that opened too late).
+ */
+export async function raceFileWait<T>(wait: Promise<T>, ends: AbortSignal | FileWaitScope, late?: (value: T) => void): Promise<T> {
+	const signal = ends instanceof AbortSignal ? ends : ends.signal;
+	const dropLate = () => void wait.then((value) => late?.(value), () => undefined);
+	if (signal.aborted) {
+		dropLate();
+		throw endOf(ends);
+	}
+	let onEnd: (() => void) | undefined;
+	try {
+		return await new Promise<T>((resolve, reject) => {
+			onEnd = () => {
+				dropLate();
+				reject(endOf(ends));
+			};
+			signal.addEventListener('abort', onEnd, { once: true });
+			wait.then(resolve, reject);
+		});
+	} finally {
+		if (onEnd) signal.removeEventListener('abort', onEnd);
+	}
+}
