@@ -1,10 +1,10 @@
 /**
  * Decoded views of a text, so a secret is looked for once in every form a relay or a log may
- * write it: as written, JSON-unescaped (`\/`, `\"`, `\uXXXX` of any character, any hex case),
- * then percent-decoded once and twice (any encoder: `%2F` or `%2f`, `/` kept or not, UTF-8
- * bytes). Each view maps its characters back to where they start in the text, so a span found in
- * a view masks exactly the characters that wrote it. Each pass is one linear scan, made only
- * when the text holds a `\` or a `%`.
+ * write it: as written, and after up to three passes, in any order, of JSON-unescaping (`\/`,
+ * `\"`, `\uXXXX` of any character, any hex case) and percent-decoding (any encoder: `%2F` or
+ * `%2f`, `/` kept or not, UTF-8 bytes). Each view maps its characters back to where they start
+ * in the text, so a span found in a view masks exactly the characters that wrote it. Each pass
+ * is one linear scan, made only when the view holds a `\` or a `%`.
  */
 export interface TextView {
 	text: string;
@@ -66,6 +66,9 @@ function percentEscape(text: string, at: number): Decoded {
 	return { length: 3 * (extra + 1), char: String.fromCodePoint(code) };
 }
 
+/** The longest escape: `%F0%9F%98%80`, the UTF-8 bytes of one character. */
+const LONGEST_ESCAPE = 12;
+
 /** `view` with its escapes decoded by `escapeAt` (called at each `mark` character). */
 function decoded(view: TextView, mark: string, escapeAt: (text: string, at: number) => Decoded): TextView {
 	const { text } = view;
@@ -78,7 +81,8 @@ function decoded(view: TextView, mark: string, escapeAt: (text: string, at: numb
 		for (let i = copied; i < until; i++) starts.push(view.starts[i]);
 	};
 	for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, at + 1)) {
-		const escape = escapeAt(text, at);
+		// What the view before left open has not arrived yet: no escape may read into it.
+		const escape = at + LONGEST_ESCAPE < view.open ? escapeAt(text, at) : escapeAt(text.slice(0, view.open), at);
 		if (escape === 'open') {
 			if (open < 0) open = at;
 			continue;
@@ -109,15 +113,35 @@ export function plainView(text: string): TextView {
 	return { text, starts, open: text.length };
 }
 
-/** The text as written, JSON-unescaped, then percent-decoded once and twice (only the views that differ). */
+const DECODERS: Array<[mark: string, escapeAt: (text: string, at: number) => Decoded]> = [
+	['\\', jsonEscape],
+	['%', percentEscape],
+];
+
+/** Decoding passes at most, in any order: a value JSON-escaped twice, or escaped then URL-encoded twice. */
+const MAX_DECODES = 3;
+
+/**
+ * The text as written and every view that up to MAX_DECODES passes of JSON-unescaping and
+ * percent-decoding make of it, in any order (only the views that differ).
+ */
 export function viewsOf(text: string): TextView[] {
 	const views = [plainView(text)];
-	let last = views[0];
-	if (last.text.includes('\\')) views.push((last = decoded(last, '\\', jsonEscape)));
-	for (let round = 0; round < 2 && last.text.includes('%'); round++) {
-		const next = decoded(last, '%', percentEscape);
-		if (next.text === last.text && next.open === last.open) break;
-		views.push((last = next));
+	const seen = new Set([text]);
+	let round = views;
+	for (let depth = 0; depth < MAX_DECODES && round.length > 0; depth++) {
+		const next: TextView[] = [];
+		for (const view of round) {
+			for (const [mark, escapeAt] of DECODERS) {
+				if (!view.text.includes(mark)) continue;
+				const decodedView = decoded(view, mark, escapeAt);
+				if (seen.has(decodedView.text) && decodedView.open === decodedView.text.length) continue;
+				seen.add(decodedView.text);
+				next.push(decodedView);
+			}
+		}
+		views.push(...next);
+		round = next;
 	}
 	return views;
 }
