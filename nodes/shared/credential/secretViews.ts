@@ -1,7 +1,7 @@
 /**
  * Decoded views of a text, so a secret is looked for once in every form a relay or a log may
- * write it: as written, and after up to three passes, in any order, of JSON-unescaping (`\/`,
- * `\"`, `\uXXXX` of any character, any hex case) and percent-decoding (any encoder: `%2F` or
+ * write it: as written, and after each of a chain of passes, JSON-unescaping (`\/`, `\"`,
+ * `\uXXXX` of any character, any hex case) and percent-decoding in turn (any encoder: `%2F` or
  * `%2f`, `/` kept or not, UTF-8 bytes). Each view maps its characters back to where they start
  * in the text, so a span found in a view masks exactly the characters that wrote it. Each pass
  * is one linear scan, made only when the view holds a `\` or a `%`.
@@ -118,30 +118,22 @@ const DECODERS: Array<[mark: string, escapeAt: (text: string, at: number) => Dec
 	['%', percentEscape],
 ];
 
-/** Decoding passes at most, in any order: a value JSON-escaped twice, or escaped then URL-encoded twice. */
-const MAX_DECODES = 3;
-
 /**
- * The text as written and every view that up to MAX_DECODES passes of JSON-unescaping and
- * percent-decoding make of it, in any order (only the views that differ).
+ * The passes in their order, each made only where its mark is and kept only where it changed the
+ * view: so JSON-escaped, URL-encoded, either inside the other, either twice, and JSON-escaped
+ * then URL-encoded twice are all views, with at most as many views as passes.
  */
+const PASSES = [DECODERS[0], DECODERS[1], DECODERS[0], DECODERS[1]];
+
+/** The text as written and the views the passes make of it, one after another. */
 export function viewsOf(text: string): TextView[] {
 	const views = [plainView(text)];
-	const seen = new Set([text]);
-	let round = views;
-	for (let depth = 0; depth < MAX_DECODES && round.length > 0; depth++) {
-		const next: TextView[] = [];
-		for (const view of round) {
-			for (const [mark, escapeAt] of DECODERS) {
-				if (!view.text.includes(mark)) continue;
-				const decodedView = decoded(view, mark, escapeAt);
-				if (seen.has(decodedView.text) && decodedView.open === decodedView.text.length) continue;
-				seen.add(decodedView.text);
-				next.push(decodedView);
-			}
-		}
-		views.push(...next);
-		round = next;
+	let last = views[0];
+	for (const [mark, escapeAt] of PASSES) {
+		if (!last.text.includes(mark)) continue;
+		const next = decoded(last, mark, escapeAt);
+		if (next.text === last.text && next.open === last.open) continue;
+		views.push((last = next));
 	}
 	return views;
 }
