@@ -53,3 +53,20 @@ describe("a scheme word at a header value's start is no secret", () => {
 		expect(masker.mask(`said ${form} end`)).toBe('said *** end');
 	});
 });
+
+describe('cost', () => {
+	const time = (run: () => void) => {
+		const started = process.hrtime.bigint();
+		run();
+		return Number(process.hrtime.bigint() - started) / 1e6;
+	};
+	it('a key of one repeated character (a placeholder sk-xxxx…) masks a long run of it in linear time', () => {
+		const placeholder = SecretMasker.of({ apiKey: `sk-${'x'.repeat(48)}` });
+		const plain = 'The fern grows in shade and likes water every day. '.repeat(8_000);
+		const run = 'x'.repeat(plain.length);
+		time(() => placeholder.mask(plain.slice(0, 1000)));
+		const plainMs = time(() => placeholder.mask(plain));
+		const runMs = time(() => placeholder.mask(run));
+		expect(runMs).toBeLessThan(plainMs * 15 + 1500);
+	});
+});
