@@ -209,17 +209,20 @@ export class SecretMasker {
 	/** The maximal cuts of the sources in `text`: FRAGMENT_LENGTH characters or more that mix kinds. */
 	private runSpans(text: string, spans: Span[]): void {
 		if (this.windows.size === 0) return;
-		// Per source, the last cut found (its diagonal and end): the windows inside it need no look.
-		const last = this.sources.map(() => ({ diagonal: NaN, end: -1 }));
+		// Per source, the end of each cut found by its diagonal: the windows inside one need no look
+		// (a source of one repeated character has a window at every offset).
+		const runEnds = this.sources.map(() => new Map<number, number>());
 		for (let at = 0; at + FRAGMENT_LENGTH <= text.length; at++) {
 			if (!this.bigrams[bigramAt(text, at)]) continue;
 			const hits = this.windows.get(fold(text.slice(at, at + FRAGMENT_LENGTH)));
 			for (const [index, offset] of hits ?? []) {
-				if (last[index].diagonal === at - offset && at < last[index].end) continue;
+				const ends = runEnds[index];
+				if ((ends.get(at - offset) ?? -1) > at) continue;
 				const source = this.sources[index];
 				let length = FRAGMENT_LENGTH;
 				while (at + length < text.length && offset + length < source.folded.length && foldCode(text.charCodeAt(at + length)) === source.folded.charCodeAt(offset + length)) length++;
-				last[index] = { diagonal: at - offset, end: at + length };
+				if (ends.size > source.folded.length) for (const [diagonal, end] of ends) if (end <= at) ends.delete(diagonal);
+				ends.set(at - offset, at + length);
 				if (looksRandom(source.original.slice(offset, offset + length)) && (!source.asToken || isWholeToken(text, at, at + length))) spans.push([at, at + length]);
 			}
 		}
