@@ -18,6 +18,9 @@ export const pythonQuotePlus = (text: string) => percentEncoded(text.replace(/ /
 /** JSON string contents with every character written as a `\u` escape. */
 const jsonAllEscaped = (text: string, upper: boolean) => [...text].map((char) => `\\u${hex(char.charCodeAt(0), upper).padStart(4, '0')}`).join('');
 
+/** JSON string contents as PHP writes them (`/` as `\/`). */
+const phpJson = (text: string) => JSON.stringify(text).slice(1, -1).replace(/\//g, '\\/');
+
 /** Every form, by name; a form equal to the plain value is left out (but `plain`). */
 export function secretEncodings(value: string): Record<string, string> {
 	const forms: Record<string, string> = {
@@ -28,10 +31,15 @@ export function secretEncodings(value: string): Record<string, string> {
 		"Python's quote_plus": pythonQuotePlus(value),
 		'URL-encoded twice': encodeURIComponent(encodeURIComponent(value)),
 		"Python's quote twice": pythonQuote(pythonQuote(value)),
-		"PHP's JSON (\\/)": JSON.stringify(value).slice(1, -1).replace(/\//g, '\\/'),
+		"PHP's JSON (\\/)": phpJson(value),
 		'JSON, non-ASCII as \\u': JSON.stringify(value).slice(1, -1).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`),
 		'JSON, every character as \\u': jsonAllEscaped(value, false),
 		'JSON, every character as \\u, upper-case hex': jsonAllEscaped(value, true),
+		// One encoder inside another: a JSON body in a URL query, an error text quoted in JSON twice.
+		"PHP's JSON, then URL-encoded": encodeURIComponent(phpJson(value)),
+		'JSON \\u escapes, then URL-encoded': encodeURIComponent(jsonAllEscaped(value, false)),
+		"PHP's JSON twice": phpJson(phpJson(value)),
+		'JSON \\u escapes, JSON-escaped again': phpJson(jsonAllEscaped(value, true)),
 	};
 	const seen = new Set<string>();
 	return Object.fromEntries(

@@ -1,10 +1,10 @@
 /**
  * Decoded views of a text, so a secret is looked for once in every form a relay or a log may
- * write it: as written, JSON-unescaped (`\/`, `\"`, `\uXXXX` of any character, any hex case),
- * then percent-decoded once and twice (any encoder: `%2F` or `%2f`, `/` kept or not, UTF-8
- * bytes). Each view maps its characters back to where they start in the text, so a span found in
- * a view masks exactly the characters that wrote it. Each pass is one linear scan, made only
- * when the text holds a `\` or a `%`.
+ * write it: as written, and after each of a chain of passes, JSON-unescaping (`\/`, `\"`,
+ * `\uXXXX` of any character, any hex case) and percent-decoding in turn (any encoder: `%2F` or
+ * `%2f`, `/` kept or not, UTF-8 bytes). Each view maps its characters back to where they start
+ * in the text, so a span found in a view masks exactly the characters that wrote it. Each pass
+ * is one linear scan, made only when the view holds a `\` or a `%`.
  */
 export interface TextView {
 	text: string;
@@ -66,6 +66,9 @@ function percentEscape(text: string, at: number): Decoded {
 	return { length: 3 * (extra + 1), char: String.fromCodePoint(code) };
 }
 
+/** The longest escape: `%F0%9F%98%80`, the UTF-8 bytes of one character. */
+const LONGEST_ESCAPE = 12;
+
 /** `view` with its escapes decoded by `escapeAt` (called at each `mark` character). */
 function decoded(view: TextView, mark: string, escapeAt: (text: string, at: number) => Decoded): TextView {
 	const { text } = view;
@@ -78,7 +81,8 @@ function decoded(view: TextView, mark: string, escapeAt: (text: string, at: numb
 		for (let i = copied; i < until; i++) starts.push(view.starts[i]);
 	};
 	for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, at + 1)) {
-		const escape = escapeAt(text, at);
+		// What the view before left open has not arrived yet: no escape may read into it.
+		const escape = at + LONGEST_ESCAPE < view.open ? escapeAt(text, at) : escapeAt(text.slice(0, view.open), at);
 		if (escape === 'open') {
 			if (open < 0) open = at;
 			continue;
@@ -109,14 +113,26 @@ export function plainView(text: string): TextView {
 	return { text, starts, open: text.length };
 }
 
-/** The text as written, JSON-unescaped, then percent-decoded once and twice (only the views that differ). */
+const DECODERS: Array<[mark: string, escapeAt: (text: string, at: number) => Decoded]> = [
+	['\\', jsonEscape],
+	['%', percentEscape],
+];
+
+/**
+ * The passes in their order, each made only where its mark is and kept only where it changed the
+ * view: so JSON-escaped, URL-encoded, either inside the other, either twice, and JSON-escaped
+ * then URL-encoded twice are all views, with at most as many views as passes.
+ */
+const PASSES = [DECODERS[0], DECODERS[1], DECODERS[0], DECODERS[1]];
+
+/** The text as written and the views the passes make of it, one after another. */
 export function viewsOf(text: string): TextView[] {
 	const views = [plainView(text)];
 	let last = views[0];
-	if (last.text.includes('\\')) views.push((last = decoded(last, '\\', jsonEscape)));
-	for (let round = 0; round < 2 && last.text.includes('%'); round++) {
-		const next = decoded(last, '%', percentEscape);
-		if (next.text === last.text && next.open === last.open) break;
+	for (const [mark, escapeAt] of PASSES) {
+		if (!last.text.includes(mark)) continue;
+		const next = decoded(last, mark, escapeAt);
+		if (next.text === last.text && next.open === last.open) continue;
 		views.push((last = next));
 	}
 	return views;

@@ -5,7 +5,8 @@
  * header's name; settings such as `x-portkey-provider: openai` never change any text). Each is
  * hidden with the forms a relay or a log may write it in:
  * - whole (a value shorter than SHORT_SECRET only as a whole token, so ids that merely contain it
- *   keep their characters), the key also without `sk-`, and its base64 (at every byte alignment);
+ *   keep their characters; so are its cuts), the key also without `sk-`, an auth value
+ *   `Bearer <token>` also without its scheme, and its base64 (at every byte alignment);
  * - cut: any prefix of FRAGMENT_LENGTH characters or more, and for the key any such run of its
  *   part after `sk-` (a quote cut short, a key split by a cut), in any ASCII case; a cut must mix
  *   letters and digits or cases, as cuts of a random secret do, so words stay;
@@ -20,6 +21,8 @@ const SHORT_SECRET = 12;
 /** The shortest cut of a secret (a prefix, or a run of the key) that is masked wherever it appears. */
 export const FRAGMENT_LENGTH = 8;
 const MASK = '***';
+/** `<scheme> <credentials>`: a scheme word of letters, then the credentials. */
+const AUTH_SCHEME = /^[A-Za-z]+\s+(\S.*)$/;
 /** Context kept from what a stream showed: the character before a short secret, even escaped. */
 const STREAM_CONTEXT = 32;
 /** ASCII word characters: a whole token has none of them (nor a `.` inside a name) on either side. */
@@ -97,6 +100,8 @@ interface RunSource {
 	/** ASCII letters in lower case: a node may change the case of gateway text (a task status). */
 	folded: string;
 	anyStart: boolean;
+	/** A short secret: its cuts, like itself, only as whole tokens. */
+	asToken: boolean;
 }
 
 const foldCode = (code: number) => (code >= 0x41 && code <= 0x5a ? code + 32 : code);
@@ -136,6 +141,9 @@ export class SecretMasker {
 			// Python's quote_plus writes a space as `+`.
 			const values = secret.includes(' ') ? [secret, secret.replace(/ /g, '+')] : [secret];
 			if (isKey) values.push(secret.slice(KEY_PREFIX.length));
+			// An HTTP auth value (`Bearer <token>`): relays quote the token without its scheme.
+			const credentials = AUTH_SCHEME.exec(secret)?.[1];
+			if (credentials) values.push(credentials);
 			for (const value of values) {
 				needles.add(value);
 				// Base64 (a relay quoting its own Basic header): where it is long enough to tell, the key's always.
@@ -157,7 +165,7 @@ export class SecretMasker {
 
 	private addSource(original: string, anyStart: boolean): void {
 		if (original.length < FRAGMENT_LENGTH) return;
-		const index = this.sources.push({ original, folded: fold(original), anyStart }) - 1;
+		const index = this.sources.push({ original, folded: fold(original), anyStart, asToken: original.length < SHORT_SECRET }) - 1;
 		const folded = this.sources[index].folded;
 		for (let offset = 0; offset + FRAGMENT_LENGTH <= folded.length && (anyStart || offset === 0); offset++) {
 			const window = folded.slice(offset, offset + FRAGMENT_LENGTH);
@@ -201,18 +209,21 @@ export class SecretMasker {
 	/** The maximal cuts of the sources in `text`: FRAGMENT_LENGTH characters or more that mix kinds. */
 	private runSpans(text: string, spans: Span[]): void {
 		if (this.windows.size === 0) return;
-		// Per source, the last cut found (its diagonal and end): the windows inside it need no look.
-		const last = this.sources.map(() => ({ diagonal: NaN, end: -1 }));
+		// Per source, the end of each cut found by its diagonal: the windows inside one need no look
+		// (a source of one repeated character has a window at every offset).
+		const runEnds = this.sources.map(() => new Map<number, number>());
 		for (let at = 0; at + FRAGMENT_LENGTH <= text.length; at++) {
 			if (!this.bigrams[bigramAt(text, at)]) continue;
 			const hits = this.windows.get(fold(text.slice(at, at + FRAGMENT_LENGTH)));
 			for (const [index, offset] of hits ?? []) {
-				if (last[index].diagonal === at - offset && at < last[index].end) continue;
+				const ends = runEnds[index];
+				if ((ends.get(at - offset) ?? -1) > at) continue;
 				const source = this.sources[index];
 				let length = FRAGMENT_LENGTH;
 				while (at + length < text.length && offset + length < source.folded.length && foldCode(text.charCodeAt(at + length)) === source.folded.charCodeAt(offset + length)) length++;
-				last[index] = { diagonal: at - offset, end: at + length };
-				if (looksRandom(source.original.slice(offset, offset + length))) spans.push([at, at + length]);
+				if (ends.size > source.folded.length) for (const [diagonal, end] of ends) if (end <= at) ends.delete(diagonal);
+				ends.set(at - offset, at + length);
+				if (looksRandom(source.original.slice(offset, offset + length)) && (!source.asToken || isWholeToken(text, at, at + length))) spans.push([at, at + length]);
 			}
 		}
 	}
@@ -276,9 +287,21 @@ export class SecretMasker {
  * A cut of a random secret mixes letters and digits, or cases; one that is one word or one number
  * (`messages`, `01234567`: secrets made by hand have them) would mask ordinary text. For a random
  * key, 8 characters of one kind are rare (about 1 in 500), and then a longer run still has others.
+ * The mix must lie within FRAGMENT_LENGTH characters of one run without spaces: a cut `Bearer z`
+ * of `Bearer <token>` mixes cases only through its scheme word, which is no secret.
  */
 function looksRandom(cut: string): boolean {
-	return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(cut)).length >= 2;
+	return cut.split(/\s+/).some((run) => run.length >= FRAGMENT_LENGTH && [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(run)).length >= 2);
+}
+
+const tokenStart = new RegExp(TOKEN_BEFORE, 'y');
+const tokenEnd = new RegExp(TOKEN_AFTER, 'y');
+
+/** Whether text[start, end) stands as a whole token (the rule of the short secrets' pattern). */
+function isWholeToken(text: string, start: number, end: number): boolean {
+	tokenStart.lastIndex = start;
+	tokenEnd.lastIndex = end;
+	return tokenStart.test(text) && tokenEnd.test(text);
 }
 
 function isPlainObject(value: object): boolean {
