@@ -417,6 +417,14 @@ describe('issue 26: hints that say what to do', () => {
 		expect(classifyError(400, { code: 'invalid_request', message: 'the task is not found' })).toBe('bad_request');
 	});
 
+	// Review: a 5xx says the gateway may have acted (a paid submit may have created its task); a code naming a missing item does not make it a refusal.
+	it.each([500, 502, 503, 504])('a %i whose code names a missing item stays a failure that may have acted, not a refusal', (status) => {
+		expect(classifyError(status, { code: 'upstream_task_not_found', message: 'upstream task not found' })).toBe('server');
+		const error = httpError('Submitting the video task', status, '{"error":{"code":"file_not_found","message":"file not found"}}', 'application/json', { mayHaveActed: true });
+		expect(error.kind).toBe('server');
+		expect(error.mayHaveActed).toBe(true);
+	});
+
 	it('a 413 says the request is too large for this gateway, naming its largest field and size', () => {
 		const error = httpError('Submitting the video task', 413, '<html><title>413 Request Entity Too Large</title></html>', 'text/html', {}, { name: 'image', bytes: 3 * 1024 * 1024 });
 		expect(error.headline).toContain('Submitting the video task failed: the request is too large for this gateway');
