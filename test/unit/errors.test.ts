@@ -427,7 +427,7 @@ describe('issue 26: hints that say what to do', () => {
 	});
 
 	it('a 413 says the request is too large for this gateway, naming its largest field and size', () => {
-		const error = httpError('Submitting the video task', 413, '<html><title>413 Request Entity Too Large</title></html>', 'text/html', {}, { name: 'image', bytes: 3 * 1024 * 1024 });
+		const error = httpError('Submitting the video task', 413, '<html><title>413 Request Entity Too Large</title></html>', 'text/html', {}, { name: 'image', bytes: 3 * 1024 * 1024, file: true });
 		expect(error.headline).toContain('Submitting the video task failed: the request is too large for this gateway');
 		expect(error.hint).toMatch(/^Its largest part is the field image \(3\.0 MB\)\. Send a smaller file/);
 		expect(error.kind).toBe('too_large');

@@ -320,6 +320,8 @@ const HINTS: Partial<Record<GatewayErrorKind, string>> = {
 export interface LargestField {
 	name: string;
 	bytes: number;
+	/** Whether the field holds a file (then a smaller file, or a link to it, is the way out). */
+	file: boolean;
 }
 
 const MB = 1024 * 1024;
@@ -333,7 +335,8 @@ export function formatSize(bytes: number): string {
 /** Hint for a 413: what made the request large, and what to do about it. */
 function tooLargeHint(largest: LargestField | undefined): string {
 	const what = largest ? `Its largest part is the field ${largest.name} (${formatSize(largest.bytes)}). ` : '';
-	return `${what}Send a smaller file (or a link to it instead of the file), or ask the gateway's administrator to raise its request size limit.`;
+	const smaller = largest && !largest.file ? 'Send less in it' : 'Send a smaller file (or a link to it instead of the file)';
+	return `${what}${smaller}, or ask the gateway's administrator to raise its request size limit.`;
 }
 
 /** Hint for a server failure: the gateway's own error, or a proxy/overload that may pass. */
