@@ -175,7 +175,11 @@ function contentText(content: unknown): string {
 	return '';
 }
 
-/** The first choice's tool calls, with the ids and names the gateway gave (missing ids made up, so calls never merge). */
+/**
+ * The first choice's tool calls, with the ids and names the gateway gave (missing ids made up, so
+ * calls never merge). No arguments (empty, or only whitespace) are an empty object: a tool without
+ * parameters.
+ */
 export function toolCallsOf(message: IDataObject): WireToolCall[] {
 	const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as IDataObject[]) : [];
 	const given = (call: IDataObject | undefined) => (typeof call?.id === 'string' && call.id !== '' ? call.id : undefined);
@@ -189,7 +193,7 @@ export function toolCallsOf(message: IDataObject): WireToolCall[] {
 			while (taken.has(id)) id = `${id}_${index}`;
 			taken.add(id);
 		}
-		return { id, type: 'function', function: { name: String(fn.name ?? ''), arguments: args === '' ? '{}' : args } };
+		return { id, type: 'function', function: { name: String(fn.name ?? ''), arguments: args.trim() === '' ? '{}' : args } };
 	});
 }
 

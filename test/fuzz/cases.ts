@@ -17,16 +17,18 @@ export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
 	text?: string;
 	toolCall?: boolean;
 	toolArgs?: RunPlan['toolArgs'];
+	toolIndex?: RunPlan['toolIndex'];
 	video?: Partial<VideoPlan>;
 }
 
 export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
-	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', video = {}, ...rest } = overrides;
+	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, ...rest } = overrides;
 	const plan: RunPlan = {
 		answers,
 		text,
 		toolCall,
 		toolArgs,
+		toolIndex,
 		video: { submitIds: ['task_4242'], pendingPolls: 0, terminal: 'SUCCESS', foreignId: false, resultOnSibling: false, ...video },
 	};
 	return {

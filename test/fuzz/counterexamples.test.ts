@@ -193,6 +193,14 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		scenario: scenario('modelStream', { toolCall: true, toolArgs: 'null' }),
 	},
 	{
+		name: 'Gateway Chat Model streamed: two parallel calls, each whole under its own id, both at index 0 (new-api before PR #2701, Gemini) were glued into one call that failed as not JSON (review of issue 26)',
+		scenario: scenario('modelStream', { toolCall: true, toolIndex: 'zero' }),
+	},
+	{
+		name: "Gateway Chat Model streamed: the same without index (Gemini's OpenAI endpoint) (review of issue 26)",
+		scenario: scenario('modelStream', { toolCall: true, toolIndex: 'none' }),
+	},
+	{
 		name: 'Gateway Chat Model: tool arguments that are not JSON and quote the whole key: the error names the tool, the key masked',
 		scenario: scenario('modelGenerate', { toolCall: true, toolArgs: 'text', answers: [leakIn(1, 'whole')] }),
 	},

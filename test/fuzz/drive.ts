@@ -169,11 +169,11 @@ async function driveModel(ctx: IExecuteFunctions, scenario: Scenario, outcome: O
 					outcome.text = deltas.map((d) => d.delta).join('');
 					return;
 				}
-				const id = calls.find((c) => c.id)?.id ?? 'call';
-				const input = calls.map((c) => c.argumentsDelta ?? '').join('');
+				// Each call comes whole under its own id (closingChunks): run each, as the agent does.
+				const ran = calls.map((call, i) => ({ id: call.id ?? `call_${i}`, input: call.argumentsDelta ?? '' }));
 				messages.push(
-					{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'Calculator', input }] },
-					{ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, result: `ran with ${input}` }] },
+					{ role: 'assistant', content: ran.map(({ id, input }) => ({ type: 'tool-call' as const, toolCallId: id, toolName: 'Calculator', input })) },
+					{ role: 'tool', content: ran.map(({ id, input }) => ({ type: 'tool-result' as const, toolCallId: id, result: `ran with ${input}` })) },
 				);
 			}
 		} finally {

@@ -91,8 +91,16 @@ export interface RunPlan {
 	toolCall: boolean;
 	/** The form of that call's arguments: a JSON object, or what a model or relay garbles them into. */
 	toolArgs: ToolArgsForm;
+	/**
+	 * How a streamed answer numbers its tool calls: `given`, one call in pieces at index 0 (OpenAI);
+	 * `zero`, two parallel calls, each whole under its own id, both at index 0 (new-api before its
+	 * PR #2701 for Gemini); `none`, the same without index (Gemini's OpenAI endpoint). Unset: given.
+	 */
+	toolIndex?: ToolIndexForm;
 	video: VideoPlan;
 }
+
+export type ToolIndexForm = 'given' | 'zero' | 'none';
 
 export type ToolArgsForm = 'object' | 'cut' | 'text' | 'list' | 'string' | 'null';
 
@@ -481,8 +489,15 @@ export class FuzzGateway {
 			if (q('reasoning')) frames.push(chunk({ role: 'assistant', reasoning_content: `thinking${q('reasoning')}` }));
 			if (callsTool) {
 				const args = toolArguments(state.plan.toolArgs ?? 'object', q('toolArgs'));
-				frames.push(chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: '' } }] }));
-				for (let i = 0; i < args.length; i += 7) frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
+				const indexForm = state.plan.toolIndex ?? 'given';
+				if (indexForm === 'given') {
+					frames.push(chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_fuzz_1', type: 'function', function: { name: 'Calculator', arguments: '' } }] }));
+					for (let i = 0; i < args.length; i += 7) frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
+				} else {
+					for (const id of ['call_fuzz_1', 'call_fuzz_2']) {
+						frames.push(chunk({ role: 'assistant', tool_calls: [{ ...(indexForm === 'zero' ? { index: 0 } : {}), id, type: 'function', function: { name: 'Calculator', arguments: args } }] }));
+					}
+				}
 				frames.push(chunk({}, 'tool_calls'));
 			} else {
 				streamWords(text, q('delta'), logged).forEach((piece, i) => frames.push(chunk(i === 0 ? { role: 'assistant', content: piece } : { content: piece })));

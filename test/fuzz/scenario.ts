@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import type { Answer, EarlyMode, Leak, RunPlan, Secrets, ToolArgsForm } from './gateway';
+import type { Answer, EarlyMode, Leak, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -146,6 +146,7 @@ export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
 	toolCall: fc.boolean(),
 	toolArgs: fc.constantFrom<ToolArgsForm>('object', 'object', 'object', 'cut', 'text', 'list', 'string', 'null'),
+	toolIndex: fc.constantFrom<ToolIndexForm>('given', 'given', 'zero', 'none'),
 	video: fc.record({
 		submitIds: fc.array(submitIdArb, { minLength: 1, maxLength: 2 }),
 		pendingPolls: fc.integer({ min: 0, max: 1 }),

@@ -409,3 +409,39 @@ describeWithSdk("with n8n's AI node SDK: malformed arguments fail the call the a
 		expect(whole?.tool_calls).toEqual([{ type: 'tool_call', id: 'call_1', name: 'weather', args: { city: 'Paris' } }]);
 	});
 });
+
+describe('Gateway Chat Model: tool calls as relays really stream them (review of issue 26)', () => {
+	const weatherCall = (id: string, city: string, index?: number) => ({ ...(index === undefined ? {} : { index }), id, type: 'function', function: { name: 'weather', arguments: JSON.stringify({ city }) } });
+	const calls = (chunks: StreamChunk[]) => chunks.filter((chunk) => chunk.type === 'tool-call-delta').map((chunk) => chunk.type === 'tool-call-delta' && [chunk.id, chunk.argumentsDelta]);
+
+	// Gemini's OpenAI endpoint sends no index; new-api before PR #2701 sent index 0 for every Gemini call: each call has its own id.
+	it.each([
+		['every call at index 0', 0],
+		['no index at all', undefined],
+	])('parallel calls with their own ids, %s, are two calls, not one glued call that fails', async (_what, index) => {
+		answer(
+			events(
+				{ id: 'c1', choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [weatherCall('call_a', 'Paris', index)] } }] },
+				{ id: 'c1', choices: [{ index: 0, delta: { tool_calls: [weatherCall('call_b', 'Rome', index)] } }] },
+				{ id: 'c1', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+				'[DONE]',
+			),
+		);
+		expect(calls(await collect((await chatModel()).stream(ask)))).toEqual([
+			['call_a', '{"city":"Paris"}'],
+			['call_b', '{"city":"Rome"}'],
+		]);
+	});
+
+	it('the pieces of one call at index 0 that repeat its id stay one call', async () => {
+		const piece = (args: string) => ({ id: 'c1', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', function: { arguments: args } }] } }] });
+		answer(events({ id: 'c1', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] } }] }, piece('{"city": '), piece('"Paris"}'), '[DONE]'));
+		expect(calls(await collect((await chatModel()).stream(ask)))).toEqual([['call_a', '{"city": "Paris"}']]);
+	});
+
+	it.each([' ', '\n', ' \t '])('arguments of only whitespace (%j) are no arguments, as "" is: the no-parameter tool runs', async (args) => {
+		answer(json(toolCallAnswer(args)));
+		const result = await (await chatModel()).generate(ask);
+		expect(result.message.content).toEqual([{ type: 'tool-call', toolCallId: 'call_1', toolName: 'weather', input: '{}' }]);
+	});
+});

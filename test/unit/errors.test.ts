@@ -4,6 +4,7 @@
  * secrets, and the edge, where a failure becomes an n8n error (or a Continue On Fail item) without
  * the key anywhere in it.
  */
+import { Base64Text, largestField } from '../../nodes/shared/wire/jsonBody';
 import { NodeOperationError } from 'n8n-workflow';
 import type { INode } from 'n8n-workflow';
 
@@ -417,10 +418,34 @@ describe('issue 26: hints that say what to do', () => {
 		expect(classifyError(400, { code: 'invalid_request', message: 'the task is not found' })).toBe('bad_request');
 	});
 
+	// Review: a 5xx says the gateway may have acted (a paid submit may have created its task); a code naming a missing item does not make it a refusal.
+	it.each([500, 502, 503, 504])('a %i whose code names a missing item stays a failure that may have acted, not a refusal', (status) => {
+		expect(classifyError(status, { code: 'upstream_task_not_found', message: 'upstream task not found' })).toBe('server');
+		const error = httpError('Submitting the video task', status, '{"error":{"code":"file_not_found","message":"file not found"}}', 'application/json', { mayHaveActed: true });
+		expect(error.kind).toBe('server');
+		expect(error.mayHaveActed).toBe(true);
+	});
+
 	it('a 413 says the request is too large for this gateway, naming its largest field and size', () => {
-		const error = httpError('Submitting the video task', 413, '<html><title>413 Request Entity Too Large</title></html>', 'text/html', {}, { name: 'image', bytes: 3 * 1024 * 1024 });
+		const error = httpError('Submitting the video task', 413, '<html><title>413 Request Entity Too Large</title></html>', 'text/html', {}, { name: 'image', bytes: 3 * 1024 * 1024, file: true });
 		expect(error.headline).toContain('Submitting the video task failed: the request is too large for this gateway');
 		expect(error.hint).toMatch(/^Its largest part is the field image \(3\.0 MB\)\. Send a smaller file/);
 		expect(error.kind).toBe('too_large');
+	});
+
+	// Review: a plain chat call has no file to make smaller.
+	it('a 413 on a request that holds no file names its largest field without asking for a smaller file', () => {
+		const body = { model: 'chat-sonnet-5', messages: [{ role: 'user', content: 'x'.repeat(5000) }] };
+		const error = httpError('The chat request', 413, '', 'text/html', {}, largestField(body));
+		expect(error.hint).toMatch(/^Its largest part is the field messages \(4\.9 KB\)\./);
+		expect(error.hint).not.toMatch(/file/);
+	});
+
+	it.each([
+		['a file the node attached', [{ role: 'user', content: [{ type: 'image_url', image_url: { url: new Base64Text(Buffer.alloc(6000), 'data:image/png;base64,') } }] }]],
+		['an image as a data: URL (the Chat Model)', [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(8000)}` } }] }]],
+	])('a 413 on a chat call with %s asks for a smaller file', (_what, messages) => {
+		const error = httpError('The chat request', 413, '', 'text/html', {}, largestField({ model: 'chat-sonnet-5', messages }));
+		expect(error.hint).toMatch(/field messages .*Send a smaller file/);
 	});
 });

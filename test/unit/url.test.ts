@@ -47,6 +47,16 @@ describe('resolveLink: a result link as a gateway writes it', () => {
 		expect(resolveLink(reference, base)).toBe(link);
 	});
 
+	// Review: a link a relay writes with a space around it, or a space in its file name, is still the link.
+	it.each([
+		[' https://cdn.example.net/v.mp4', 'https://cdn.example.net/v.mp4'],
+		['https://cdn.example.net/v.mp4\n', 'https://cdn.example.net/v.mp4'],
+		['\t/files/v.mp4 ', 'https://gw.example.com/files/v.mp4'],
+		['https://cdn.example.net/my video.mp4', 'https://cdn.example.net/my%20video.mp4'],
+	])('%j is the link, its spaces trimmed or encoded', (reference, link) => {
+		expect(resolveLink(reference, base)).toBe(link);
+	});
+
 	it.each(['task failed: upstream refused the prompt', 'ftp://host/v.mp4', 'javascript:alert(1)', 'data:video/mp4;base64,AAAA'])('%s is no link', (text) => {
 		expect(resolveLink(text, base)).toBeUndefined();
 	});

@@ -58,6 +58,9 @@ export function chatReplyProblem(completion: ChatCompletion): string | undefined
 }
 
 interface ToolCallParts {
+	/** The `index` the gateway gave (0 when none), then the order of arrival: the calls' order. */
+	index: number;
+	order: number;
 	id?: string;
 	type?: string;
 	name?: string;
@@ -67,7 +70,9 @@ interface ToolCallParts {
 interface ChoiceParts {
 	content: string[];
 	reasoning: string[];
-	toolCalls: Map<number, ToolCallParts>;
+	toolCalls: ToolCallParts[];
+	/** The call that pieces at each index continue: the last one started there. */
+	openCalls: Map<number, ToolCallParts>;
 	finishReason: string | null;
 }
 
@@ -120,10 +125,10 @@ export class ChatCompletionStream implements ReplyStream<ChatCompletion> {
 			.map(([index, parts]) => {
 				const message: IDataObject = { role: 'assistant', content: parts.content.join('') };
 				if (parts.reasoning.length > 0) message.reasoning_content = parts.reasoning.join('');
-				if (parts.toolCalls.size > 0) {
-					message.tool_calls = [...parts.toolCalls.entries()]
-						.sort(([a], [b]) => a - b)
-						.map(([, call]) => ({ id: call.id, type: call.type ?? 'function', function: { name: call.name, arguments: call.arguments.join('') } }));
+				if (parts.toolCalls.length > 0) {
+					message.tool_calls = [...parts.toolCalls]
+						.sort((a, b) => a.index - b.index || a.order - b.order)
+						.map((call) => ({ id: call.id, type: call.type ?? 'function', function: { name: call.name, arguments: call.arguments.join('') } }));
 				}
 				return { index, message, finish_reason: parts.finishReason };
 			});
@@ -135,21 +140,28 @@ export class ChatCompletionStream implements ReplyStream<ChatCompletion> {
 	private choiceParts(index: number): ChoiceParts {
 		let parts = this.choices.get(index);
 		if (!parts) {
-			parts = { content: [], reasoning: [], toolCalls: new Map(), finishReason: null };
+			parts = { content: [], reasoning: [], toolCalls: [], openCalls: new Map(), finishReason: null };
 			this.choices.set(index, parts);
 		}
 		return parts;
 	}
 
+	/**
+	 * A piece continues the call open at its index, unless it names another id: then it starts a
+	 * call of its own (Gemini's endpoint sends no index, and relays have sent index 0 for every
+	 * call, each whole under its own id; joined, they would be one garbled call).
+	 */
 	private takeToolCalls(parts: ChoiceParts, deltas: IDataObject[]): void {
 		for (const delta of deltas) {
 			const index = Number(delta.index ?? 0);
-			let call = parts.toolCalls.get(index);
-			if (!call) {
-				call = { arguments: [] };
-				parts.toolCalls.set(index, call);
+			const id = typeof delta.id === 'string' && delta.id !== '' ? delta.id : undefined;
+			let call = parts.openCalls.get(index);
+			if (!call || (id !== undefined && call.id !== undefined && call.id !== id)) {
+				call = { index, order: parts.toolCalls.length, arguments: [] };
+				parts.toolCalls.push(call);
+				parts.openCalls.set(index, call);
 			}
-			if (typeof delta.id === 'string') call.id = delta.id;
+			if (id !== undefined) call.id = id;
 			if (typeof delta.type === 'string') call.type = delta.type;
 			const fn = (delta.function ?? {}) as IDataObject;
 			if (typeof fn.name === 'string') call.name = (call.name ?? '') + fn.name;

@@ -34,9 +34,11 @@ export function joinUrl(baseUrl: string, path: string): string {
  * writes a failed task's reason there), another scheme.
  */
 export function resolveLink(reference: string, baseUrl: string | undefined): string | undefined {
-	if (/\s/.test(reference)) return undefined;
+	const written = reference.trim();
+	// Whitespace inside is a sentence, unless the text is a whole http(s) URL (a file name with a space).
+	if (/\s/.test(written) && !/^https?:\/\//i.test(written)) return undefined;
 	try {
-		const url = baseUrl === undefined ? new URL(reference) : new URL(reference, `${new URL(baseUrl).origin}/`);
+		const url = baseUrl === undefined ? new URL(written) : new URL(written, `${new URL(baseUrl).origin}/`);
 		return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url.href : undefined;
 	} catch {
 		return undefined;

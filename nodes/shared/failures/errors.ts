@@ -262,7 +262,10 @@ const QUOTA_WORDS = /quota|insufficient[ _](user[ _])?(balance|funds|credit)|bal
 const PERMISSION_WORDS = /forbidden|permission|not allowed|no access|access denied|无权/;
 const RATE_WORDS = /rate[ _-]?limit|too many requests|请求过于频繁/;
 const NOT_FOUND_WORDS = /not[_ ]exists?|not[_ ]found|no such/;
-/** An error code that names a missing item (new-api's 400 `task_not_exist`), whatever the status. */
+/**
+ * An error code that names a missing item (new-api's 400 `task_not_exist`), below 500: a 5xx says
+ * the gateway may have acted, whatever its code names.
+ */
 const NOT_FOUND_CODE = /^[a-z_]*(not_exists?|not_found)$/;
 const OVERLOAD_WORDS = /overload|server_error|internal error|upstream|temporarily|unavailable|timeout/;
 
@@ -276,7 +279,7 @@ export function classifyError(status: number | undefined, parsed: ParsedErrorBod
 	if (status === 429 || RATE_WORDS.test(words)) return 'rate_limit';
 	// A 403 is the key's group or permissions: "quota or group".
 	if (status === 403 || ((status === undefined || status < 400) && PERMISSION_WORDS.test(words))) return 'quota';
-	if (status === 404 || NOT_FOUND_CODE.test(code) || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
+	if (status === 404 || ((status === undefined || status < 500) && NOT_FOUND_CODE.test(code)) || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
 	if (status === 408) return 'timeout';
 	if (status === 413) return 'too_large';
 	if (status !== undefined && status >= 500) return 'server';
@@ -317,6 +320,8 @@ const HINTS: Partial<Record<GatewayErrorKind, string>> = {
 export interface LargestField {
 	name: string;
 	bytes: number;
+	/** Whether the field holds a file (then a smaller file, or a link to it, is the way out). */
+	file: boolean;
 }
 
 const MB = 1024 * 1024;
@@ -330,7 +335,8 @@ export function formatSize(bytes: number): string {
 /** Hint for a 413: what made the request large, and what to do about it. */
 function tooLargeHint(largest: LargestField | undefined): string {
 	const what = largest ? `Its largest part is the field ${largest.name} (${formatSize(largest.bytes)}). ` : '';
-	return `${what}Send a smaller file (or a link to it instead of the file), or ask the gateway's administrator to raise its request size limit.`;
+	const smaller = largest && !largest.file ? 'Send less in it' : 'Send a smaller file (or a link to it instead of the file)';
+	return `${what}${smaller}, or ask the gateway's administrator to raise its request size limit.`;
 }
 
 /** Hint for a server failure: the gateway's own error, or a proxy/overload that may pass. */

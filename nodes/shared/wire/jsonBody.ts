@@ -378,13 +378,21 @@ function jsonBytes(value: unknown): number {
 	return Buffer.byteLength(JSON.stringify(value) ?? '');
 }
 
+/** Whether a value holds a file: one the node attached (Base64Text), or a `data:` URL. */
+function holdsFile(value: unknown): boolean {
+	if (value instanceof Base64Text) return true;
+	if (typeof value === 'string') return value.startsWith('data:');
+	if (typeof value === 'object' && value !== null) return Object.values(value).some(holdsFile);
+	return false;
+}
+
 /** The body's largest field as sent, for a gateway that refuses the request as too large (413). */
 export function largestField(body: unknown): LargestField | undefined {
 	if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-	let largest: LargestField | undefined;
+	let largest: { name: string; bytes: number; value: unknown } | undefined;
 	for (const [name, value] of Object.entries(body)) {
 		const bytes = jsonBytes(value);
-		if (!largest || bytes > largest.bytes) largest = { name, bytes };
+		if (!largest || bytes > largest.bytes) largest = { name, bytes, value };
 	}
-	return largest;
+	return largest && { name: largest.name, bytes: largest.bytes, file: holdsFile(largest.value) };
 }
