@@ -21,9 +21,9 @@
  *    ones must not gain a round). A check sent before the last second is never the last one, and
  *    is ranked as routine.
  * 5. The budget of checks per second is never exceeded, nor the lane's slots.
- * 6. Retry-After is honoured: a refused check goes again no sooner than it says, up to a quarter
- *    of it later by chance (out of step with a gateway that refuses by turn), never past the
- *    interval it would have kept without the refusal.
+ * 6. Retry-After is honoured: a refused check gets no turn sooner than it says (the queue holds
+ *    it), up to a quarter of it later by chance (out of step with a gateway that refuses by turn),
+ *    never past the interval it would have kept without the refusal.
  */
 import { CancelledError, PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
@@ -153,6 +153,8 @@ export interface QueuedCheck {
 	rank: () => CheckRank;
 	/** Its task's wait end: a turn after it is refused. */
 	notAfter: number;
+	/** No turn before this (a Retry-After; promise 6). */
+	notBefore?: number;
 }
 
 interface Waiting extends QueuedCheck {
@@ -233,7 +235,7 @@ export class CheckQueue {
 				this.waiting.splice(0, this.waiting.length, ...ranked.map(({ waiting }) => waiting));
 				let position = 0;
 				for (const { waiting } of ranked) {
-					const turnAt = nextTurnAt + this.spacingMs * position;
+					const turnAt = Math.max(nextTurnAt + this.spacingMs * position, waiting.notBefore ?? now);
 					// A check sent at its wait's end would be cut at once: its turn must come before.
 					if (turnAt >= waiting.notAfter) {
 						this.waiting.splice(this.waiting.indexOf(waiting), 1);
@@ -242,18 +244,20 @@ export class CheckQueue {
 				}
 				if (this.waiting.length === 0) break;
 				const slotFree = this.inFlight < this.slots;
-				if (slotFree && nextTurnAt <= now) {
-					const next = this.waiting.shift() as Waiting;
+				const next = this.waiting.find((waiting) => (waiting.notBefore ?? now) <= now);
+				if (slotFree && nextTurnAt <= now && next) {
+					this.waiting.splice(this.waiting.indexOf(next), 1);
 					this.lastTurnAt = now;
 					this.inFlight++;
 					this.peak = Math.max(this.peak, this.inFlight);
 					next.settle();
 					continue;
 				}
+				const wakeAt = nextTurnAt > now || next ? nextTurnAt : Math.min(...this.waiting.map((waiting) => waiting.notBefore ?? now));
 				// Until the budget's gap is over, or (all slots taken) until a slot frees: every check on its way ends by its wait's end.
 				const sleep = (this.pumpSleep = new AbortController());
 				try {
-					if (slotFree) await this.clock.sleep(nextTurnAt - now, sleep.signal);
+					if (slotFree) await this.clock.sleep(wakeAt - now, sleep.signal);
 					else await new Promise((resolve) => sleep.signal.addEventListener('abort', resolve, { once: true }));
 				} catch {
 					// a slot freed, a check came or left

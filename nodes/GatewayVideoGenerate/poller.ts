@@ -199,7 +199,7 @@ export class TaskPoller {
 		const dueAt = task.dueAt;
 		let free: () => void;
 		try {
-			free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) });
+			free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state), notBefore: task.state.notBefore });
 		} catch (refusal) {
 			if (this.halted || !this.tasks.has(task)) return;
 			return this.refused(task, refusal);

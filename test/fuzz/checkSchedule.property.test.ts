@@ -16,6 +16,7 @@
  *   turn of that moment went to other tasks' checks at Max Wait;
  * - deadline: no check goes out after its task's wait ended, or after its wait was settled, and
  *   every wait ends;
+ * - retryAfter: a check refused with a Retry-After goes again no sooner than it says;
  * - noTurn: a check the queue refused a turn (its wait not over) asks for one again a moment
  *   later (NO_TURN_PAUSE_MS), not an interval later.
  * CI runs CHECK_SCHEDULE_RUNS (default 40, seed 2701); more: CHECK_SCHEDULE_RUNS=5000 CHECK_SCHEDULE_SEED=…
@@ -175,6 +176,8 @@ function violations(load: Load, { tasks, sends, asks, spacingMs }: Run): string[
 			if (covered && gap > load.intervalMs + previous.latencyMs + BEHIND_MS) found.push(`onTime: ${task.id} waited ${gap} ms between checks (interval ${load.intervalMs}, latency ${previous.latencyMs})`);
 			const share = load.intervalMs + previous.latencyMs + retryAfter + BEHIND_MS + (2 * load.tasks + 1) * spacingMs;
 			if (gap > share + margin) found.push(`fairShare: ${task.id} waited ${gap} ms between checks at ${previous.at} and ${send.at}, more than its share ${Math.round(share)} ms`);
+			const askedFrom = previous.at + previous.latencyMs + (previous.refusedFor ?? 0);
+			if (previous.refusedFor && send.at < askedFrom - margin) found.push(`retryAfter: ${task.id} checked at ${send.at}, before its Retry-After ended (${askedFrom})`);
 			previous = send;
 		}
 		// Its check at Max Wait is queued from its deadline on (or from its previous check's answer, when
