@@ -18,12 +18,14 @@ export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
 	toolCall?: boolean;
 	toolArgs?: RunPlan['toolArgs'];
 	video?: Partial<VideoPlan>;
+	early?: RunPlan['early'];
 }
 
 export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
-	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', video = {}, ...rest } = overrides;
+	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', video = {}, early, ...rest } = overrides;
 	const plan: RunPlan = {
 		answers,
+		...(early ? { early } : {}),
 		text,
 		toolCall,
 		toolArgs,
