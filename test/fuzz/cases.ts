@@ -19,12 +19,14 @@ export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
 	toolArgs?: RunPlan['toolArgs'];
 	toolIndex?: RunPlan['toolIndex'];
 	video?: Partial<VideoPlan>;
+	early?: RunPlan['early'];
 }
 
 export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
-	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, ...rest } = overrides;
+	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, early, ...rest } = overrides;
 	const plan: RunPlan = {
 		answers,
+		...(early ? { early } : {}),
 		text,
 		toolCall,
 		toolArgs,

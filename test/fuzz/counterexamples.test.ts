@@ -212,6 +212,15 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: "Gateway Video Download: a result_url relative to the gateway's origin was fetched under the Base URL's path and reported expired (issue 26)",
 		scenario: scenario('videoDownload', { video: { relativeResult: true } }),
 	},
+	{
+		name: "Gateway Video Submit, three items of about 11 MB: answered 200 and a task id by Node's own http server before each body was read whole; the server reset each connection under the answer (EPIPE), 613891c sent each body again and 19ce0f7 lost every id (issue 26 review)",
+		scenario: scenario('videoSubmit', {
+			items: 3,
+			store: { frame: true, stall: 'none', large: true },
+			early: ['nodeServer', 'nodeServer', 'nodeServer'],
+			video: { submitIds: ['task_4242', 'task_4243', 'task_4244'] },
+		}),
+	},
 ];
 
 const gateway = useFuzzGateway();

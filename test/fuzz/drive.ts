@@ -61,19 +61,30 @@ const CALCULATOR: FunctionTool = {
 
 /** A first frame or attachment of 1 MB, kept by the binary store outside the item (streamed into the body). */
 const FRAME = pngHeader(8, 8, 1024 * 1024);
-const FRAME_BINARY: IBinaryData = { id: 'filesystem-v2:frame.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'frame.png', fileSize: `${FRAME.length} B` };
+/**
+ * The large one: 8 MB, a body of about 11 MB, more than loopback's socket buffers take at once, so
+ * the node is still writing it when an early answer (and a reset) comes (`plan.early` 'nodeServer').
+ */
+const LARGE_FRAME = pngHeader(8, 8, 8 * 1024 * 1024);
+const binaryOf = (frame: Buffer): IBinaryData => ({ id: 'filesystem-v2:frame.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'frame.png', fileSize: `${frame.length} B` });
+const frameOf = (scenario: Scenario): Buffer => (storeOf(scenario).large ? LARGE_FRAME : FRAME);
 
 /** The binary store as the scenario draws it: the frame in 64 KB reads, or a read that stalls (on its open, or before its first bytes). */
 function storeHelpers(scenario: Scenario): Record<string, unknown> {
 	const stall = storeOf(scenario).stall;
+	const frame = frameOf(scenario);
 	return {
-		assertBinaryData: () => FRAME_BINARY,
-		getBinaryMetadata: async () => ({ fileSize: FRAME.length, mimeType: 'image/png' }),
+		assertBinaryData: () => binaryOf(frame),
+		getBinaryMetadata: async () => ({ fileSize: frame.length, mimeType: 'image/png' }),
 		getBinaryStream: async (_id: string, chunkSize?: number) => {
 			if (chunkSize !== undefined && stall === 'open') return await new Promise(() => undefined);
 			if (chunkSize !== undefined && stall === 'firstBytes') return new Readable({ read: () => undefined });
-			return Readable.from((function* () {
-				for (let at = 0; at < FRAME.length; at += 64 * 1024) yield FRAME.subarray(at, at + 64 * 1024);
+			// Each read completes on a later turn of the event loop, as a file's or an S3 GET's does.
+			return Readable.from((async function* () {
+				for (let at = 0; at < frame.length; at += 64 * 1024) {
+					await new Promise((resolve) => setImmediate(resolve));
+					yield frame.subarray(at, at + 64 * 1024);
+				}
 			})());
 		},
 	};
@@ -188,7 +199,7 @@ export async function runScenario(gateway: FuzzGateway, scenario: Scenario): Pro
 	const { secrets } = scenario;
 	const context = createExecuteContext({
 		parameters: parametersOf(scenario),
-		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i }, ...(storeOf(scenario).frame ? { binary: { frame: FRAME_BINARY } } : {}) })),
+		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i }, ...(storeOf(scenario).frame ? { binary: { frame: binaryOf(frameOf(scenario)) } } : {}) })),
 		continueOnFail: scenario.continueOnFail,
 		abortSignal: stop.signal,
 		streaming: scenario.node === 'chatStream' || scenario.node === 'messagesStream',

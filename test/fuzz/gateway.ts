@@ -77,9 +77,12 @@ export interface VideoPlan {
 
 /**
  * How the gateway answers a request with a large body (a streamed file): after its first 256 KB,
- * before reading the rest, then reading on, pausing, or closing the connection ('none': at its end).
+ * before reading the rest, then reading on, pausing, or closing the connection ('none': at its end);
+ * 'nodeServer': the answer goes out through Node's own ServerResponse, whose server then does what
+ * it does with the rest of an unread body (a `Connection: close` request's socket is closed under
+ * it, a reset; a keep-alive one is drained). The plan's answer is sent whole, its timing not applied.
  */
-export type EarlyMode = 'none' | 'keepReading' | 'stopReading' | 'close';
+export type EarlyMode = 'none' | 'keepReading' | 'stopReading' | 'close' | 'nodeServer';
 
 export interface RunPlan {
 	answers: Answer[];
@@ -354,6 +357,7 @@ export class FuzzGateway {
 			const logged = log(mode);
 			if (!logged) return;
 			if (mode === 'stopReading') req.pause();
+			if (mode === 'nodeServer') return void this.answerThroughServer(state, logged, res);
 			void this.answer(state, logged, req.socket, res).then(() => {
 				if (mode === 'close') req.socket.destroy();
 			});
@@ -366,9 +370,29 @@ export class FuzzGateway {
 		});
 	}
 
+	/** The planned answer written by Node's http server itself (`plan.early` 'nodeServer'). */
+	private answerThroughServer(state: RunState, logged: LoggedRequest, res: http.ServerResponse): void {
+		const reply = this.reply(state, logged);
+		res.on('error', () => undefined);
+		res.writeHead(reply.status, reply.headers);
+		logged.status = reply.status;
+		res.end(Buffer.isBuffer(reply.body) ? reply.body : reply.body.join(''), () => {
+			logged.complete = true;
+		});
+	}
+
 	private async answer(state: RunState, logged: LoggedRequest, socket: Socket, res: http.ServerResponse): Promise<void> {
+		await deliver(socket, this.reply(state, logged), state.plan.answers[this.ownIndex(state, logged)] ?? CLEAN, logged, res);
+	}
+
+	private ownIndex(state: RunState, logged: LoggedRequest): number {
+		return state.requests.filter((r) => r.origin === 'own').indexOf(logged);
+	}
+
+	/** The run's planned answer to a request, as a reply. */
+	private reply(state: RunState, logged: LoggedRequest): Reply {
 		// Files on the sibling origin are served clean: the attack there is who asks, not the answer.
-		const index = state.requests.filter((r) => r.origin === 'own').indexOf(logged);
+		const index = this.ownIndex(state, logged);
 		const planned = logged.origin === 'own' ? state.plan.answers[index] : undefined;
 		const answer: Answer = planned ?? CLEAN;
 		logged.answerKind = logged.answerKind === 'late' ? 'late' : answer.kind;
@@ -404,7 +428,7 @@ export class FuzzGateway {
 				if (answer.kind === 'wrongType' && answer.contentType !== null) reply.headers['content-type'] = answer.contentType;
 				else if (answer.kind === 'wrongType') delete reply.headers['content-type'];
 		}
-		await deliver(socket, reply, answer, logged, res);
+		return reply;
 	}
 
 	/** The clean answer of an endpoint, with a quote in one of its fields when the plan says so. */

@@ -42,7 +42,7 @@ export interface Scenario {
 	 * A file n8n keeps outside the item (a video's first frame, a chat attachment), streamed into the
 	 * request; the binary store may stall on its open or its first bytes (where the item's limit is short).
 	 */
-	store?: { frame: boolean; stall: 'none' | 'open' | 'firstBytes' };
+	store?: { frame: boolean; stall: 'none' | 'open' | 'firstBytes'; large?: boolean };
 }
 
 /** Nodes that send a file from the item: a first frame, an attachment. */
@@ -52,9 +52,9 @@ export const FRAME_KINDS: NodeKind[] = ['videoSubmit', 'videoGenerate', 'chat', 
  * The run's file as its node has it (the node is set last, per test): only nodes that send files
  * have one, and a stall only where the item's own limit is short (Submit's is 120 s).
  */
-export function storeOf(scenario: Scenario): { frame: boolean; stall: 'none' | 'open' | 'firstBytes' } {
+export function storeOf(scenario: Scenario): { frame: boolean; stall: 'none' | 'open' | 'firstBytes'; large: boolean } {
 	const frame = FRAME_KINDS.includes(scenario.node) && scenario.store?.frame === true;
-	return { frame, stall: frame && scenario.node !== 'videoSubmit' ? (scenario.store?.stall ?? 'none') : 'none' };
+	return { frame, stall: frame && scenario.node !== 'videoSubmit' ? (scenario.store?.stall ?? 'none') : 'none', large: frame && scenario.store?.large === true };
 }
 
 const SECRET_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '=', '_', '-'];
@@ -142,7 +142,7 @@ const taskIdInputArb = fc.oneof(
 
 export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 	answers: fc.array(answerArb, { maxLength: 4 }),
-	early: fc.array(fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close'), { maxLength: 3 }),
+	early: fc.array(fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close', 'nodeServer'), { maxLength: 3 }),
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
 	toolCall: fc.boolean(),
 	toolArgs: fc.constantFrom<ToolArgsForm>('object', 'object', 'object', 'cut', 'text', 'list', 'string', 'null'),
@@ -179,7 +179,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
 		resume: fc.boolean(),
 		imageFormat: fc.constantFrom('url', 'b64_json'),
 		plan: planArb,
-		store: fc.record({ frame: fc.boolean(), stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes') }),
+		store: fc.record({ frame: fc.boolean(), stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'), large: fc.constantFrom(false, false, false, true) }),
 	})
 	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
 

@@ -612,6 +612,10 @@ export class GatewayClient {
 		if (call.body !== undefined) {
 			headers['Content-Type'] = 'application/json';
 			headers.Accept = 'application/json, text/event-stream';
+			// HTTP/1.1's default, which Node's client otherwise replaces with `close`: a server that answers
+			// before it has read the whole body then drains the rest instead of resetting the connection,
+			// and a reset drops an answer that came before it (the client fails with EPIPE, unread).
+			headers.Connection = 'keep-alive';
 		}
 		if (!isSameOrigin(url, this.baseUrl)) return headers;
 		// Later sources win whatever the letter case of the name: the call's, then the credential's.
