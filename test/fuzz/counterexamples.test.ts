@@ -32,6 +32,12 @@ const encodedIn = (slot: number, form: 'headerEncoded' | 'keyEncoded', encoding:
 const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 
 export const COUNTEREXAMPLES: Counterexample[] = [
+	// Seed 26102 (400 runs, all nodes): two items whose attachment store stalls on its open were
+	// checked one after the other, each for its whole Timeout: the run took two Timeouts.
+	{
+		name: 'Gateway Chat, two items whose file store stalls on its open, Timeout 3 s: checked side by side, the run ends within one Timeout (seed 26102)',
+		scenario: {"node": "chat", "secrets": {"key": "sk-U+3y8L3_xn_FS4kFguctwn=EoHHYdzmf6mz-=", "headerName": "x-api-token", "headerValue": "7/L2GxPw"}, "deadlineSeconds": 3, "items": 2, "continueOnFail": true, "taskIdInput": "task_14063", "resume": true, "imageFormat": "url", "plan": {"answers": [], "early": [], "text": "fern likes openai-routed:dacmla", "toolCall": true, "toolArgs": "object", "toolIndex": "none", "video": {"submitIds": ["task_28663"], "pendingPolls": 0, "terminal": "SUCCESS", "foreignId": true, "resultOnSibling": false, "relativeResult": false, "reasonInResultUrl": true}}, "store": {"frame": true, "stall": "open", "large": false}} as Scenario,
+	},
 	// Issue 26: secrets known by value in every form, and nothing masked by its shape.
 	{
 		name: 'Gateway Chat: a 200 answer quoting the secret header value cut to its first 20 characters',

@@ -92,23 +92,24 @@ export function createLimiter(limit: number): Limiter {
 	};
 }
 
-/** Checks every item before anything is sent; a bad item fails the node unless Continue On Fail. */
+/**
+ * Checks every item before anything is sent; a bad item fails the node unless Continue On Fail.
+ * Items are checked side by side, as they run: a file store that stalls holds the run for one
+ * item's limit, not for one limit per item.
+ */
 export async function prepareItems<P>(
 	ctx: IExecuteFunctions,
 	prepare: (itemIndex: number) => P | Promise<P>,
+	concurrency = getConcurrency(ctx),
 ): Promise<Array<PreparedItem<P>>> {
-	const count = ctx.getInputData().length;
+	const indexes = Array.from({ length: ctx.getInputData().length }, (_, itemIndex) => itemIndex);
 	const continueOnFail = ctx.continueOnFail();
-	const prepared: Array<PreparedItem<P>> = [];
-	for (let itemIndex = 0; itemIndex < count; itemIndex++) {
-		try {
-			prepared.push({ itemIndex, input: await prepare(itemIndex) });
-		} catch (error) {
-			if (!continueOnFail) throw asNodeError(ctx.getNode(), error, itemIndex);
-			prepared.push({ itemIndex, error: error as Error });
-		}
-	}
-	return prepared;
+	const settled = await settleConcurrent(indexes, concurrency, async (itemIndex) => await prepare(itemIndex));
+	return settled.map((result, itemIndex) => {
+		if ('value' in result) return { itemIndex, input: result.value };
+		if (!continueOnFail) throw asNodeError(ctx.getNode(), result.error, itemIndex);
+		return { itemIndex, error: result.error as Error };
+	});
 }
 
 /** Normalises what an operation returns into output items paired with their input item. */
@@ -176,7 +177,7 @@ export async function runPerItem<P>(
 	operation: PerItemOperation<P>,
 	concurrency = getConcurrency(ctx),
 ): Promise<INodeExecutionData[][]> {
-	const prepared = await prepareItems(ctx, (itemIndex) => operation.prepare(itemIndex));
+	const prepared = await prepareItems(ctx, (itemIndex) => operation.prepare(itemIndex), concurrency);
 	const valid = prepared.filter((entry) => !entry.error);
 	const outputs = new Map<number, INodeExecutionData[]>();
 	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), entry.error, entry.itemIndex)]);
