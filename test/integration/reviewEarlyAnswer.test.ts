@@ -8,8 +8,6 @@
  * output. The frame in the item (one write of the whole body) is the guard of the other path.
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -17,6 +15,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { pngHeader } from '../helpers/files';
+import { earlyAnswerGateway } from '../helpers/earlyAnswerGateway';
+import type { EarlyAnswerGateway } from '../helpers/earlyAnswerGateway';
 import { createExecuteContext } from '../helpers/executeContext';
 import { streamedFrameSubmit } from '../helpers/streamedFrame';
 
@@ -32,47 +32,9 @@ afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
 
 type Mode = 'keepReading' | 'stopReading' | 'endAfterAnswer' | 'dumpByNode';
 
-interface Gateway {
-	baseUrl: string;
-	posts: number;
-	ids: string[];
-	close(): Promise<void>;
-}
+type Gateway = EarlyAnswerGateway;
 
-async function gatewayOf(mode: Mode): Promise<Gateway> {
-	const gateway: Gateway = { baseUrl: '', posts: 0, ids: [], close: async () => undefined };
-	const server = http.createServer((request, response) => {
-		const id = `task_review_${++gateway.posts}`;
-		let got = 0;
-		let answered = false;
-		request.on('error', () => undefined);
-		const answer = () => {
-			answered = true;
-			gateway.ids.push(id);
-			response.writeHead(200, { 'content-type': 'application/json' });
-			response.end(JSON.stringify({ task_id: id, status: 'SUBMITTED' }), () => {
-				if (mode === 'endAfterAnswer') request.socket.end();
-			});
-			if (mode === 'stopReading') request.pause();
-			// Node's server itself: the handler stops listening, the server dumps (or closes) the rest.
-			if (mode === 'dumpByNode') request.removeAllListeners('data');
-		};
-		request.on('data', (part: Buffer) => {
-			got += part.length;
-			if (!answered && got > 3 * 1024 * 1024) answer();
-		});
-		request.on('end', () => {
-			if (!answered) answer();
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	gateway.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-	gateway.close = async () => {
-		server.closeAllConnections();
-		await new Promise((resolve) => server.close(resolve));
-	};
-	return gateway;
-}
+const gatewayOf = (mode: Mode): Promise<Gateway> => earlyAnswerGateway(mode, { afterBytes: 3 * 1024 * 1024, idPrefix: 'task_review_' });
 
 /** The same submits with the frame in the item (n8n's default binary mode): the body is bytes in memory. */
 function inMemorySubmit(baseUrl: string, items: number, concurrency: number) {

@@ -9,7 +9,6 @@
  * body was cut by this side (the file, the deadline, a Stop).
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
@@ -20,6 +19,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { pngHeader } from '../helpers/files';
 import { streamedFrameSubmit } from '../helpers/streamedFrame';
+import { earlyAnswerGateway } from '../helpers/earlyAnswerGateway';
+import type { EarlyAnswerGateway } from '../helpers/earlyAnswerGateway';
 
 jest.setTimeout(60_000);
 
@@ -32,46 +33,9 @@ afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
 
 type Mode = 'keepReading' | 'stopReading' | 'close';
 
-interface Gateway {
-	baseUrl: string;
-	posts: number;
-	ids: string[];
-	close(): Promise<void>;
-}
+type Gateway = EarlyAnswerGateway;
 
-/** Answers each POST after its first 2 MB: 200 with a new task id (or a 502), then as `mode` says. */
-async function earlyAnswerGateway(mode: Mode): Promise<Gateway> {
-	const gateway: Gateway = { baseUrl: '', posts: 0, ids: [], close: async () => undefined };
-	const server = http.createServer((request, response) => {
-		const id = `task_early_${++gateway.posts}`;
-		let got = 0;
-		let answered = false;
-		request.on('error', () => undefined);
-		const answer = () => {
-			answered = true;
-			gateway.ids.push(id);
-			response.writeHead(200, { 'content-type': 'application/json' });
-			response.end(JSON.stringify({ task_id: id, status: 'SUBMITTED' }), () => {
-				if (mode === 'close') request.socket.destroy();
-			});
-			if (mode === 'stopReading') request.pause();
-		};
-		request.on('data', (part: Buffer) => {
-			got += part.length;
-			if (!answered && got > 2 * 1024 * 1024) answer();
-		});
-		request.on('end', () => {
-			if (!answered) answer();
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	gateway.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-	gateway.close = async () => {
-		server.closeAllConnections();
-		await new Promise((resolve) => server.close(resolve));
-	};
-	return gateway;
-}
+const answersEarly = (mode: Mode): Promise<Gateway> => earlyAnswerGateway(mode, { afterBytes: 2 * 1024 * 1024, idPrefix: 'task_early_' });
 
 /**
  * A relay written on the socket: after 4 MB of a request's body it answers 502 (its upstream gave
@@ -127,7 +91,7 @@ describe('a 200 with a task id before the body was read whole', () => {
 
 	for (const mode of ['keepReading', 'stopReading', 'close'] as const) {
 		it(`${mode}: one POST per item, and every task the gateway created is in the output or named as possibly created`, async () => {
-			gateway = await earlyAnswerGateway(mode);
+			gateway = await answersEarly(mode);
 			// Three tries each: the race between the answer and the gateway's close is won either way.
 			for (let round = 0; round < 3; round++) {
 				const before = gateway.posts;
