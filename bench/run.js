@@ -3,7 +3,7 @@
 // in one run, each checked against its goal (issue 6). Prints one table (markdown, on stdout;
 // progress goes to stderr) and writes everything measured to <out>/results.json.
 //
-//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,plants,ratelimit,pollbudget,agent,streaming,scale] [--rows 11a,11b] [--videos 50] [--out DIR]
+//   node bench/run.js [--delay-ms 200] [--repeats 5] [--big-mib 512] [--only chat,video,memory,aggregation,masking,plants,ratelimit,pollbudget,agent,streaming,scale] [--rows 11a,11b] [--videos 50] [--out DIR]
 //
 // --rows runs only the parts that make those rows and prints only them; --videos N scales the
 // rows of issue 19 down to N videos or items (a quick check: the rows themselves use 200/1,000);
@@ -31,6 +31,7 @@ const W = require('./workflows');
 const { startTokenBucketProxy } = require('./tokenBucket');
 const { measureAgentModels } = require('./chatModel');
 const { measureStreaming } = require('./streaming');
+const { measureMasking } = require('./masking');
 const { SCALE_ROWS } = require('./atScale');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -43,6 +44,7 @@ const PART_ROWS = {
 	video: ['2'],
 	memory: ['3'],
 	aggregation: ['4a', '4b', '4c', '4d'],
+	masking: ['12a', '12b', '12c'],
 	plants: ['5'],
 	ratelimit: ['7a', '7b', '7c', '7d'],
 	pollbudget: ['8a', '8b'],
@@ -491,6 +493,29 @@ async function main() {
 					}),
 				);
 			}
+		}
+
+		// 12. Masking, also before n8n runs: an input built to be slow costs what its size says.
+		if (want('masking')) {
+			const masking = measureMasking({ repeats: options.repeats });
+			record.masking = masking;
+			const kChars = (chars) => `${Math.round(chars / 1000).toLocaleString('en-US')}k characters`;
+			const growthRow = (id, what, figures) =>
+				row({ id, what, ours: fmtMs(figures.oursMs), baseline: fmtMs(figures.baselineMs), ratio: figures.ratio, goal: '1.6–2.5× (2× = linear)', pass: figures.ratio >= 1.6 && figures.ratio <= 2.5, how: 'built masker in the bench process, median of paired ratios; output checked whole' });
+			rows.push(
+				growthRow('12a', `Mask a run of one character twice as long (${kChars(masking.placeholderRun.chars * 2)}) vs once (${kChars(masking.placeholderRun.chars)}), for a placeholder key of that character (sk-xxxx…)`, masking.placeholderRun),
+				row({
+					id: '12b',
+					what: `Mask ${kChars(masking.escapes.chars)} of text full of JSON and URL escapes vs plain text of the same size`,
+					ours: fmtMs(masking.escapes.oursMs),
+					baseline: `${fmtMs(masking.escapes.baselineMs)} (plain)`,
+					ratio: masking.escapes.ratio,
+					goal: '≤ 15×',
+					pass: masking.escapes.ratio <= 15,
+					how: 'built masker in the bench process, median of paired ratios; output checked whole',
+				}),
+				growthRow('12c', `Mask a run of %41 escapes twice as long (${kChars(masking.percentRun.chars * 2)}) vs once`, masking.percentRun),
+			);
 		}
 
 		// 1, 2, 5: one n8n process runs every timing workflow, one at a time.

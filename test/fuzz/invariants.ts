@@ -197,6 +197,12 @@ function checkTaskOfRecord(scenario: Scenario, state: RunState): Violation[] {
 
 const PAID = ['/v1/images/generations', '/v1/video/generations', '/plants'];
 
+/**
+ * An attempt whose answer says the gateway did not act on it: a 429, a redirect, or an error status
+ * the gateway sent before it had read the body whole (it refused a request it never had).
+ */
+const refusedUnacted = (r: LoggedRequest) => r.status !== undefined && (r.status === 429 || (r.status >= 300 && r.status < 400) || (r.early !== undefined && r.status >= 400));
+
 function checkPaidOnce(state: RunState): Violation[] {
 	const violations: Violation[] = [];
 	const attempts = new Map<string, LoggedRequest[]>();
@@ -205,7 +211,7 @@ function checkPaidOnce(state: RunState): Violation[] {
 		// A body answered before its end is logged cut: its start (the item's own fields) names it.
 		const key = `${r.path} ${r.body.slice(0, 1000)}`;
 		const earlier = attempts.get(key) ?? [];
-		const acted = earlier.filter((e) => !(e.status === 429 || (e.status !== undefined && e.status >= 300 && e.status < 400)));
+		const acted = earlier.filter((e) => !refusedUnacted(e));
 		if (acted.length > 0) {
 			const first = acted[0];
 			violations.push({ invariant: 'paidOnce', detail: `${r.path} sent again after an attempt the gateway may have acted on (${first.answerKind}, status ${first.status ?? 'none, cut before it'})` });

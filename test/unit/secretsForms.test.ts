@@ -67,19 +67,9 @@ describe('nothing that merely looks like a key is masked', () => {
 	});
 });
 
-describe('speed', () => {
-	it('masks a 5 MB answer with escapes in it about as fast as plain text of the same size', () => {
-		const time = (text: string) => {
-			const started = process.hrtime.bigint();
-			masker.mask(text);
-			return Number(process.hrtime.bigint() - started) / 1e6;
-		};
-		const plain = 'The fern grows in shade and likes water every day. '.repeat(100_000);
+describe('a large answer', () => {
+	it('keeps a 5 MB answer full of escapes of ordinary text whole (its cost is bench row 12b)', () => {
 		const escaped = 'The fern grows \\/ in %2F shade \\u0041nd likes water. '.repeat(100_000);
-		time(plain.slice(0, 1000));
-		const plainMs = time(plain);
-		const escapedMs = time(escaped);
-		expect(escapedMs).toBeLessThan(plainMs * 15 + 1500);
-		expect(plainMs).toBeLessThan(3000);
+		expect(masker.mask(escaped)).toBe(escaped);
 	});
 });

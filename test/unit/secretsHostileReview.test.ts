@@ -54,19 +54,13 @@ describe("a scheme word at a header value's start is no secret", () => {
 	});
 });
 
-describe('cost', () => {
-	const time = (run: () => void) => {
-		const started = process.hrtime.bigint();
-		run();
-		return Number(process.hrtime.bigint() - started) / 1e6;
-	};
-	it('a key of one repeated character (a placeholder sk-xxxx…) masks a long run of it in linear time', () => {
+// How fast these are is bench rows 12a-12c (side by side, never a timed test); here, that the
+// inputs built to be slow come back whole (the suite's time limit catches a hang).
+describe('inputs built to be slow', () => {
+	it('a key of one repeated character (a placeholder sk-xxxx…) masks a long run of that character', () => {
 		const placeholder = SecretMasker.of({ apiKey: `sk-${'x'.repeat(48)}` });
-		const plain = 'The fern grows in shade and likes water every day. '.repeat(8_000);
-		const run = 'x'.repeat(plain.length);
-		time(() => placeholder.mask(plain.slice(0, 1000)));
-		const plainMs = time(() => placeholder.mask(plain));
-		const runMs = time(() => placeholder.mask(run));
-		expect(runMs).toBeLessThan(plainMs * 15 + 1500);
+		const masked = placeholder.mask('x'.repeat(400_000));
+		expect(masked.length).toBeLessThan(100);
+		expect(masked).not.toMatch(/x{48}/);
 	});
 });

@@ -36,14 +36,8 @@ describe('URL-encoded runs of the key', () => {
 		}
 	});
 
-	it('masks 5 MB of %41 escapes in linear time', () => {
-		const time = (text: string) => {
-			const started = process.hrtime.bigint();
-			masker.mask(text);
-			return Number(process.hrtime.bigint() - started) / 1e6;
-		};
-		const small = time('%41'.repeat(1_250_000 / 3));
-		const big = time('%41'.repeat(5_000_000 / 3));
-		expect(big).toBeLessThan(Math.max(small * 8, 200) + 2000);
+	it('keeps 5 MB of %41 escapes whole (their cost is bench row 12c)', () => {
+		const text = '%41'.repeat(5_000_000 / 3);
+		expect(masker.mask(text)).toBe(text);
 	});
 });

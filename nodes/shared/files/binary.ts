@@ -10,6 +10,7 @@ import type { GatewayErrorInit } from '../failures/errors';
 import type { ByteStream, GatewayClient } from '../wire/transport';
 import type { FileStreamSource } from '../wire/jsonBody';
 import { closeStream, FileWaitEnded, raceFileWait } from '../wire/fileWait';
+import { deadlineSignal } from '../wire/timing';
 import type { FileWaitLimit } from '../wire/fileWait';
 import { fieldError } from '../items/validate';
 
@@ -292,7 +293,7 @@ const SIZE_WORDS = /exceed|too large|too long|larger than|size|limit|memory/i;
 async function readForQuote(stream: ByteStream, head: Buffer = Buffer.alloc(0)): Promise<string> {
 	const parts: Buffer[] = [head];
 	let size = head.length;
-	const timer = AbortSignal.timeout(QUOTE_READ_MS);
+	const timer = deadlineSignal(QUOTE_READ_MS);
 	const stop = () => stream.destroy();
 	timer.addEventListener('abort', stop, { once: true });
 	try {

@@ -6,6 +6,8 @@
  * own would otherwise hold the item for ever).
  */
 
+import { deadlineSignal } from './timing';
+
 /** Closes a file's stream (a Node Readable; any async iterator, in tests). */
 export function closeStream(stream: unknown): void {
 	const closable = stream as { destroy?: () => void; destroyed?: boolean; return?: () => unknown };
@@ -38,7 +40,7 @@ export interface FileWaitLimit {
 }
 
 export function fileWaitScope(notAfter: number, cancel?: AbortSignal): FileWaitScope {
-	const deadline = AbortSignal.timeout(Math.max(1, notAfter - Date.now()));
+	const deadline = deadlineSignal(notAfter - Date.now());
 	const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
 	return { signal, reason: () => (cancel?.aborted ? 'cancelled' : 'deadline') };
 }

@@ -32,6 +32,23 @@ export class PastDeadline extends Error {
 	}
 }
 
+/** Deadlines not reached yet, each held here until its timer fires (see deadlineSignal). */
+const pendingDeadlines = new Set<AbortSignal>();
+
+/**
+ * An AbortSignal that aborts `ms` from now: every deadline of a wait or a request is made here.
+ * Node's `AbortSignal.timeout` alone is held only weakly by its own timer, and on Node 20 a signal
+ * made from it by `AbortSignal.any` does not keep it alive: a wait on something that never settles
+ * (a file store that stalls) could be collected together with its deadline, and never end. Held
+ * here until it fires, a deadline always fires; its timer stays unref'd, as Node's is.
+ */
+export function deadlineSignal(ms: number): AbortSignal {
+	const signal = AbortSignal.timeout(Math.max(1, ms));
+	pendingDeadlines.add(signal);
+	signal.addEventListener('abort', () => pendingDeadlines.delete(signal), { once: true });
+	return signal;
+}
+
 /** `work`, or a CancelledError as soon as `signal` aborts (the work itself goes on unobserved). */
 export async function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
 	if (!signal) return await work;

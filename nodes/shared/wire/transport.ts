@@ -46,7 +46,7 @@ import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, parse
 import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
 import type { Urgency } from './pace';
-import { CancelledError, PastDeadline, pause } from './timing';
+import { CancelledError, PastDeadline, deadlineSignal, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 import { encodeJsonBody, largestField, StreamedJsonBody, stalledFileOf } from './jsonBody';
 import type { OpenedBody } from './jsonBody';
@@ -264,7 +264,7 @@ class AttemptSignal {
 		readonly reportedMs = deadlineMs,
 		readonly cutBy?: string,
 	) {
-		this.deadline = AbortSignal.timeout(Math.max(1, deadlineMs));
+		this.deadline = deadlineSignal(deadlineMs);
 		this.signal = cancel ? AbortSignal.any([this.deadline, cancel]) : this.deadline;
 	}
 
@@ -502,7 +502,7 @@ export class GatewayClient {
 	 */
 	private async waitForTurn(call: GatewayCall, limit: CallLimit, last: GatewayError | undefined): Promise<void> {
 		if (this.waitsEnd.aborted) throw this.cancelled(call, last?.mayHaveActed ?? false);
-		const deadline = AbortSignal.timeout(Math.max(1, limit.notAfter - Date.now()));
+		const deadline = deadlineSignal(limit.notAfter - Date.now());
 		const signal = AbortSignal.any([this.waitsEnd, deadline]);
 		let waitError: unknown;
 		try {
