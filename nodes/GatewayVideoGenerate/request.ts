@@ -107,7 +107,7 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, FRAME_HEAD_BYTES, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }));
 		const changed = (problem: string) => fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" changed after it was checked: it ${problem}`, 'Run the workflow again; the file must not change while the node runs.');
 		const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === type.mimeType ? undefined : `no longer starts as ${type.mimeType}`);
-		return new Base64Text(binaryFileSource(ctx, id, size, changed, checkHead), `data:${type.mimeType};base64,`);
+		return new Base64Text(binaryFileSource(ctx, id, size, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }, changed, checkHead), `data:${type.mimeType};base64,`);
 	}
 	// No further than one byte past the limit: the size n8n recorded may lie.
 	const bytes = await readBinaryAtMost(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES);

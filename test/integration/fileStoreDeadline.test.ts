@@ -73,33 +73,54 @@ describe('a first frame behind a binary store that stalls (Gateway Video Generat
 	});
 });
 
+/** A chat item with one attachment, "photo": its head read (the type check) and its body reads come from these. */
+function attachmentItem(headStream: () => Promise<unknown>, bodyStream: () => Promise<unknown>) {
+	const binary: IBinaryData = { id: 'filesystem-v2:photo.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'photo.png', fileSize: `${SIZE} B` };
+	const test = createExecuteContext({
+		parameters: {
+			model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' },
+			messages: { values: [{ role: 'user', content: 'Describe it' }] },
+			maxTokens: 100,
+			stream: false,
+			options: { binaryAttachments: 'photo', timeoutSeconds: 1 },
+		} as IDataObject,
+		items: [{ json: {}, binary: { photo: binary } }],
+		credentials: { apiKey: KEY, baseUrl },
+		continueOnFail: true,
+	});
+	Object.assign(test.ctx.helpers, {
+		assertBinaryData: () => binary,
+		getBinaryMetadata: async () => ({ fileSize: SIZE, mimeType: 'image/png' }),
+		getBinaryStream: async (_id: string, chunkSize?: number) => await (chunkSize === undefined ? bodyStream() : headStream()),
+	});
+	return test;
+}
+
 describe('an attachment behind a binary store that stalls (Gateway Chat, Gateway Messages)', () => {
 	for (const [name, run] of [['chat', complete], ['messages', createMessage]] as const) {
 		for (const stall of ['open', 'firstBytes'] as const) {
 			it(`${name}: stalls on its ${stall}: the item ends within its Timeout with the field's error`, async () => {
-				const binary: IBinaryData = { id: 'filesystem-v2:photo.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'photo.png', fileSize: `${SIZE} B` };
-				const test = createExecuteContext({
-					parameters: {
-						model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' },
-						messages: { values: [{ role: 'user', content: 'Describe it' }] },
-						maxTokens: 100,
-						stream: false,
-						options: { binaryAttachments: 'photo', timeoutSeconds: 1 },
-					} as IDataObject,
-					items: [{ json: {}, binary: { photo: binary } }],
-					credentials: { apiKey: KEY, baseUrl },
-					continueOnFail: true,
-				});
-				Object.assign(test.ctx.helpers, {
-					assertBinaryData: () => binary,
-					getBinaryMetadata: async () => ({ fileSize: SIZE, mimeType: 'image/png' }),
-					getBinaryStream: async (_id: string, chunkSize?: number) => (chunkSize === undefined ? Readable.from([pngHeader(8, 8, SIZE)]) : await stalledRead(stall)),
-				});
+				const test = attachmentItem(async () => await stalledRead(stall), async () => Readable.from([pngHeader(8, 8, SIZE)]));
 				const { ms, outcome } = await timed(Promise.race([run.call(test.ctx), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000 + MARGIN_MS * 2))]));
 				expect(ms).toBeLessThan(1_000 + MARGIN_MS);
 				expect(messageOf(outcome)).toMatch(/field \\?"photo\\?" could not be read in time.*Timeout \(Seconds\)/);
 				expect(requestsSent()).toBe(0);
 			});
 		}
+
+		// 10,000-run fuzz, seed 28003: a store that stopped giving bytes half way through the body was
+		// reported as a file that "changed after it was checked".
+		it(`${name}: the store stops half way through the request body: the item ends within its Timeout, saying the store was too slow`, async () => {
+			const firstPart = pngHeader(8, 8, SIZE).subarray(0, SIZE / 4);
+			const test = attachmentItem(async () => Readable.from([pngHeader(8, 8, SIZE)]), async () => {
+				const stream = new Readable({ read: () => undefined });
+				stream.push(firstPart);
+				return stream;
+			});
+			const { ms, outcome } = await timed(Promise.race([run.call(test.ctx), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000 + MARGIN_MS * 2))]));
+			expect(ms).toBeLessThan(1_000 + MARGIN_MS);
+			expect(messageOf(outcome)).toMatch(/field \\?"photo\\?" could not be read in time: n8n's binary store did not give its bytes within Timeout \(Seconds\) \(262144 of its 1048576 bytes read, then nothing more\)/);
+			expect(messageOf(outcome)).not.toMatch(/changed after it was checked/);
+		});
 	}
 });

@@ -83,6 +83,7 @@ function source(options: { hangAtEnd?: boolean; openHangs?: boolean; readFailsAt
 			return stream;
 		},
 		changed: (problem: string) => new Error(`field "data" changed after it was checked: it ${problem} (item 0)`),
+		slow: (within: string, progress: string) => new Error(`field "data" could not be read in time within ${within} (${progress}) (item 0)`),
 	};
 }
 

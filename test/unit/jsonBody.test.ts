@@ -46,6 +46,7 @@ describe('request bodies with files (encodeJsonBody)', () => {
 					return stream as unknown as NodeReadable;
 				},
 				changed: (problem) => new Error(`the file ${problem}`),
+				slow: (within, progress) => new Error(`the file was slow within ${within}: ${progress}`),
 			};
 		};
 		const send = async (body: StreamedJsonBody) => {

@@ -34,6 +34,7 @@ function sourceOf(bytes: Buffer, name: string, options: { openDelayMs?: number; 
 			return stream as unknown as NodeReadable;
 		},
 		changed: (problem) => new Error(`field "${name}" changed after it was checked: it ${problem} (item 0)`),
+		slow: (within, progress) => new Error(`field "${name}" could not be read in time within ${within} (${progress}) (item 0)`),
 	};
 }
 

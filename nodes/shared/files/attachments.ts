@@ -355,7 +355,7 @@ export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number,
 		const id = streamableId(ctx, ctx.getInputData()[itemIndex]?.binary?.[file.property]);
 		if (id !== undefined) {
 			const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === file.mimeType ? undefined : `no longer starts as ${file.mimeType}`);
-			loaded.push({ ...file, data: binaryFileSource(ctx, id, file.size, changed, checkHead) });
+			loaded.push({ ...file, data: binaryFileSource(ctx, id, file.size, { itemIndex, parameter: BINARY_ATTACHMENTS_FIELD, property: file.property }, changed, checkHead) });
 			continue;
 		}
 		// No further than one byte past the checked size: the recorded size may lie.

@@ -125,12 +125,17 @@ export interface FileField {
 /** A wait on the binary store cut by the item's end: a Stop, or the field's error naming the limit. */
 export function fileWaitError(ctx: IExecuteFunctions, field: FileField, limit: FileWaitLimit, ended: FileWaitEnded): Error {
 	if (ended.reason === 'cancelled') return new GatewayError({ kind: 'cancelled', headline: `Reading field "${field.property}" was cancelled`, itemIndex: field.itemIndex });
+	return storeTooSlow(ctx, field, limit.name);
+}
+
+/** n8n's binary store did not give a field's bytes within `within` (a limit's name); `progress`: how far it got. */
+export function storeTooSlow(ctx: IExecuteFunctions, field: FileField, within: string, progress?: string): Error {
 	return fieldError(
 		ctx,
 		field.itemIndex,
 		field.parameter,
-		`field "${field.property}" could not be read in time: n8n's binary store did not give its bytes within ${limit.name}`,
-		"Check the binary data store (its disk, database or S3 bucket), or raise the limit.",
+		`field "${field.property}" could not be read in time: n8n's binary store did not give its bytes within ${within}${progress ? ` (${progress})` : ''}`,
+		'Check the binary data store (its disk, database or S3 bucket), or raise the limit.',
 	);
 }
 
@@ -143,11 +148,13 @@ export function binaryFileSource(
 	ctx: IExecuteFunctions,
 	id: string,
 	size: number,
+	field: FileField,
 	changed: (problem: string) => Error,
 	checkHead?: (head: Buffer) => string | undefined,
 ): FileStreamSource {
 	return {
 		size,
+		slow: (within, progress) => storeTooSlow(ctx, field, within, progress),
 		open: async () => {
 			try {
 				return await ctx.helpers.getBinaryStream(id);

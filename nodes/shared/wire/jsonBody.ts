@@ -29,6 +29,8 @@ export interface FileStreamSource {
 	checkHead?(head: Buffer): string | undefined;
 	/** The error that fails the request when the file read is not the file checked ("holds more than …"). */
 	changed(problem: string): Error;
+	/** The error that fails the request when the store did not give the file `within` a limit (its name): `progress`, how far it got. */
+	slow(within: string, progress: string): Error;
 }
 
 /** Set while a body is cut into its pieces (planBody): files are then written by the body, not by toJSON. */
@@ -165,8 +167,8 @@ export interface OpenedBody {
 	 * never reached the gateway whole: the gateway cannot have acted on it.
 	 */
 	readonly ended: boolean;
-	/** The file the body is waiting for (to open, or for its next bytes) as that file's error, or undefined: who to blame when the body stalls. */
-	stalled(): Error | undefined;
+	/** The file the body is waiting for (to open, or for its next bytes) as that file's error, or undefined: who to blame when the body stalls past `within`. */
+	stalled(within: string): Error | undefined;
 	/** Ends the body and closes every file it opened (idempotent): after the attempt, or when it fails. */
 	close(): void;
 }
@@ -218,12 +220,10 @@ export class StreamedJsonBody {
 			closing.abort();
 			for (const stream of opened) closeStream(stream);
 		};
-		const stalled = () => {
+		const stalled = (within: string) => {
 			const waiting = state.waiting;
 			if (waiting === undefined || state.ended) return undefined;
-			return waiting.source.changed(
-				waiting.read === undefined ? OPEN_TOO_SLOW : `did not reach its end in time (${waiting.read} of its ${waiting.source.size} bytes read, then nothing more)`,
-			);
+			return waiting.source.slow(within, waiting.read === undefined ? NOT_OPENED : `${waiting.read} of its ${waiting.source.size} bytes read, then nothing more`);
 		};
 		// Node's Readable.from ignores `this`, and every Readable inherits it.
 		const from = (firstStream.constructor as { from?: (iterable: AsyncIterable<Buffer>, options: { objectMode: boolean }) => NodeReadable }).from;
@@ -272,7 +272,7 @@ interface BodyState {
 	ends: AbortSignal;
 }
 
-const OPEN_TOO_SLOW = 'could not be opened in time (its read did not start)';
+const NOT_OPENED = 'it did not open';
 
 /** An open that ended (deadline, Stop, body closed) before the file opened. */
 class OpenEnded extends Error {
@@ -284,8 +284,8 @@ class OpenEnded extends Error {
 }
 
 /** The error of the file whose open the attempt's end cut (an error of `open`), or undefined: should the deadline have cut it, the file is who to blame. */
-export function stalledFileOf(error: unknown): Error | undefined {
-	return error instanceof OpenEnded ? error.source.changed(OPEN_TOO_SLOW) : undefined;
+export function stalledFileOf(error: unknown, within: string): Error | undefined {
+	return error instanceof OpenEnded ? error.source.slow(within, NOT_OPENED) : undefined;
 }
 
 /** Opens a file for the body, raced against the body's end: a stream that opens after it is closed at once. */

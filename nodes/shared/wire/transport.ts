@@ -263,6 +263,8 @@ class AttemptSignal {
 		private readonly cancel?: AbortSignal,
 		readonly reportedMs = deadlineMs,
 		readonly cutBy?: string,
+		/** The name of the attempt's own limit, when the user set it ("Timeout (Seconds)"). */
+		private readonly ownLimitName?: string,
 	) {
 		this.deadline = deadlineSignal(deadlineMs);
 		this.signal = cancel ? AbortSignal.any([this.deadline, cancel]) : this.deadline;
@@ -270,6 +272,11 @@ class AttemptSignal {
 
 	get cancelled(): boolean {
 		return this.cancel?.aborted === true;
+	}
+
+	/** The limit that cut this attempt short, as the messages name it. */
+	get limitWords(): string {
+		return this.cutBy ?? this.ownLimitName ?? `${secondsText(this.reportedMs)} s`;
 	}
 
 	get timedOut(): boolean {
@@ -541,10 +548,12 @@ export class GatewayClient {
 	private newAttempt(call: GatewayCall, limit: CallLimit): AttemptSignal {
 		const own = call.deadlineMs ?? DEFAULT_DEADLINE_MS;
 		const left = limit.notAfter - Date.now();
-		if (left >= own) return new AttemptSignal(own, this.stop);
+		// Without an item deadline, the call's own limit is the one the user set (its name, if any).
+		const ownName = call.notAfter === undefined ? call.limitName : undefined;
+		if (left >= own) return new AttemptSignal(own, this.stop, own, undefined, ownName);
 		// A limit that began before this call (the item's) is named, not the part of it left now.
 		const outer = call.notAfter !== undefined && call.limitName !== undefined ? limit.name : undefined;
-		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms), outer);
+		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms), outer, ownName);
 	}
 
 	/**
@@ -660,7 +669,7 @@ export class GatewayClient {
 			// Nothing was sent. A Stop is a Stop (the caller's cancel path); a deadline passed while the
 			// file opened is that file's failure; a file that could not be opened fails with its own error.
 			attempt.upload = 'cutHere';
-			if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error) : error instanceof Error ? error : new Error(String(error));
+			if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error, attempt.limitWords) : error instanceof Error ? error : new Error(String(error));
 			throw attempt.bodyFailure ?? error;
 		}
 		// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
@@ -672,7 +681,7 @@ export class GatewayClient {
 		} finally {
 			if (response === undefined) {
 				// Who held the body up, asked before closing it: a file that stopped giving bytes when the deadline came.
-				const stalled = attempt.timedOut ? opened.stalled() : undefined;
+				const stalled = attempt.timedOut ? opened.stalled(attempt.limitWords) : undefined;
 				opened.close();
 				// A file that is not the one checked, could not be read, or stalled fails the request with its own error, not as the network's.
 				attempt.bodyFailure = opened.failure ?? stalled;
