@@ -73,7 +73,13 @@ export interface VideoPlan {
 	relativeResult?: boolean;
 	/** A failed task's reason in result_url, as new-api writes it, instead of fail_reason. */
 	reasonInResultUrl?: boolean;
+	/** The state of the first pending answer (then IN_PROGRESS): the document's QUEUED, or new-api's NOT_START (0%) or SUBMITTED (10%). */
+	firstPending?: PendingState;
 }
+
+export type PendingState = 'QUEUED' | 'NOT_START' | 'SUBMITTED';
+/** The progress new-api reports with each first pending state (the document's QUEUED keeps this gateway's 40%). */
+const PENDING_PROGRESS: Record<PendingState, string> = { QUEUED: '40%', NOT_START: '0%', SUBMITTED: '10%' };
 
 /**
  * How the gateway answers a request with a large body (a streamed file): after its first 256 KB,
@@ -470,11 +476,12 @@ export class FuzzGateway {
 			const foreign = id === FOREIGN_TASK_ID;
 			const done = foreign || polls >= plan.video.pendingPolls;
 			const terminal = foreign ? 'SUCCESS' : plan.video.terminal;
+			const firstPending = plan.video.firstPending ?? 'QUEUED';
 			const base = plan.video.resultOnSibling ? this.siblingBase(state.run, 'hostName') : `http://127.0.0.1:${this.port}/r${state.run}`;
 			const data: Record<string, unknown> = {
 				task_id: plan.video.foreignId && !foreign ? FOREIGN_TASK_ID : id,
-				status: done ? `${terminal}${q('status')}`.trim() : polls === 0 ? 'QUEUED' : 'IN_PROGRESS',
-				progress: done ? `100%${q('progress')}` : '40%',
+				status: done ? `${terminal}${q('status')}`.trim() : polls === 0 ? firstPending : 'IN_PROGRESS',
+				progress: done ? `100%${q('progress')}` : polls === 0 ? PENDING_PROGRESS[firstPending] : '40%',
 			};
 			const relative = plan.video.relativeResult && !plan.video.resultOnSibling;
 			if (done && terminal === 'SUCCESS') data.result_url = `${relative ? `/r${state.run}` : base}/files/${foreign ? 'other' : 'video'}.mp4${q('result_url') ? `?sig=${encodeURIComponent(q('result_url').trim())}` : ''}`;

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import type { Answer, EarlyMode, Leak, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
+import type { Answer, EarlyMode, Leak, PendingState, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -155,6 +155,7 @@ export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 		resultOnSibling: fc.boolean(),
 		relativeResult: fc.boolean(),
 		reasonInResultUrl: fc.boolean(),
+		firstPending: fc.constantFrom<PendingState>('QUEUED', 'NOT_START', 'SUBMITTED'),
 	}),
 });
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 'use strict';
 // Starts the loopback gateway and prints {"baseUrl":...,"fileBaseUrl":...} on one line.
-// Usage: node test/gateway/cli.js [--port N] [--file-port N] [--delay-ms N] [--host H] [--polls N] [--log] [--x-api-key]
+// Usage: node test/gateway/cli.js [--port N] [--file-port N] [--delay-ms N] [--host H] [--polls N] [--log] [--x-api-key] [--flavor default|newapi]
 const { startGateway } = require('./index');
 
-const FLAGS = { '--port': 'port', '--file-port': 'filePort', '--delay-ms': 'delayMs', '--host': 'host', '--polls': 'videoPollsToFinish' };
+const FLAGS = { '--port': 'port', '--file-port': 'filePort', '--delay-ms': 'delayMs', '--host': 'host', '--polls': 'videoPollsToFinish', '--flavor': 'flavor' };
+const TEXT_FLAGS = ['host', 'flavor'];
 
 function parseArgs(argv) {
 	const options = {};
@@ -21,8 +22,9 @@ function parseArgs(argv) {
 		const name = FLAGS[arg];
 		const value = argv[i + 1];
 		if (!name || value === undefined) throw new Error(`unknown or incomplete argument ${arg}`);
-		if (name !== 'host' && !/^\d+$/.test(value)) throw new Error(`${arg} needs a whole number, got ${value}`);
-		options[name] = name === 'host' ? value : Number(value);
+		const text = TEXT_FLAGS.includes(name);
+		if (!text && !/^\d+$/.test(value)) throw new Error(`${arg} needs a whole number, got ${value}`);
+		options[name] = text ? value : Number(value);
 		i++;
 	}
 	return options;

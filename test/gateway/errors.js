@@ -4,13 +4,18 @@
 //  - 'native': the messages format `{"type":"error","error":{"type","message"}}` (/v1/messages)
 //  - 'store' : the plant store's `Error` schema `{"error":<int>,"message"}` (/plants)
 // Handlers throw a GatewayError; the router turns it into the answer.
+// Each error also names the layer of a new-api relay that would have written it (`facts`), so
+// the new-api mode (newapi-errors.js) can answer in that layer's own shape; the default mode
+// sends `status` and `body` as they are.
 
 class GatewayError extends Error {
-	constructor(status, body, headers = {}) {
+	constructor(status, body, headers = {}, facts = null) {
 		super(`gateway answered ${status}`);
 		this.status = status;
 		this.body = body;
 		this.headers = headers;
+		/** `{ layer: 'middleware'|'relay'|'upstream'|'route'|'task', message, code?, status? }` */
+		this.facts = facts;
 	}
 }
 
@@ -36,17 +41,20 @@ function errorBody(ctx, status, message, { type, nativeType = type, param, code 
  * A 4xx/5xx that the relay itself produces (auth, quota, routing, internal failures).
  * `withRequestId` appends " (request id: ...)" as new-api does to some of its messages.
  */
-function relayError(ctx, status, message, { code = '', nativeType = 'api_error', withRequestId = false } = {}) {
+function relayError(ctx, status, message, { code = '', nativeType = 'api_error', withRequestId = false, layer = 'middleware' } = {}) {
 	const text = withRequestId ? `${message} (request id: ${ctx.requestId})` : message;
-	return new GatewayError(status, errorBody(ctx, status, text, { type: 'new_api_error', nativeType, code }));
+	return new GatewayError(status, errorBody(ctx, status, text, { type: 'new_api_error', nativeType, code }), {}, { layer, message, code, status });
 }
 
-/** A 400 about the request body, worded as the upstream API would word it. */
-function invalidRequest(ctx, message, { param = null, code = null } = {}) {
-	return new GatewayError(400, errorBody(ctx, 400, message, { type: 'invalid_request_error', param, code }));
+/**
+ * A 400 about the request body, worded as the upstream API would word it. `newApi` gives the
+ * facts of new-api's own answer where new-api refuses the request before the upstream sees it.
+ */
+function invalidRequest(ctx, message, { param = null, code = null, newApi = { layer: 'upstream', message } } = {}) {
+	return new GatewayError(400, errorBody(ctx, 400, message, { type: 'invalid_request_error', param, code }), {}, newApi);
 }
 
-/** What new-api answers when no channel serves the model: 503, not 404. */
+/** What new-api's distributor answers when no channel serves the model: 503, not 404. */
 function modelNotFound(ctx, model) {
 	return relayError(ctx, 503, `No available channel for model ${model} under group default (distributor)`, {
 		code: 'model_not_found',
@@ -59,6 +67,7 @@ function internalError(ctx) {
 		code: 'bad_response_status_code',
 		nativeType: 'new_api_error',
 		withRequestId: true,
+		layer: 'relay',
 	});
 }
 
@@ -68,6 +77,8 @@ function notFound(ctx) {
 	return new GatewayError(
 		404,
 		errorBody(ctx, 404, message, { type: 'invalid_request_error', nativeType: 'not_found_error', param: null, code: null }),
+		{},
+		{ layer: 'route', message },
 	);
 }
 

@@ -8,6 +8,7 @@ const { has, rateLimitOnce } = require('./magic');
 const { IMAGE_FORMATS, imageBytes } = require('./media');
 const { countTokens } = require('./reply');
 const { randomHex, unixNow } = require('./util');
+const { charge, imageQuota } = require('./newapi');
 
 const MAX_N = 10;
 const OUTPUT_TOKENS_PER_IMAGE = 1056;
@@ -76,6 +77,7 @@ async function generate(ctx) {
 	const body = ctx.json();
 	const { n, responseFormat, outputFormat, options } = validate(ctx, body);
 	if (rateLimitOnce(ctx, body.prompt)) return;
+	charge(ctx, imageQuota(ctx, n));
 	const expired = has(body.prompt, 'expired');
 	const revisedPrompt = `A detailed image of: ${body.prompt}`;
 	const data = Array.from({ length: n }, (_, index) => {

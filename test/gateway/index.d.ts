@@ -14,7 +14,29 @@ export interface GatewayOptions {
 	log?: boolean;
 	/** Also accept `x-api-key: sk-…` (without Authorization) on /v1/messages, as native-format servers do. */
 	acceptXApiKey?: boolean;
+	/**
+	 * `'default'` (today's answers) or `'newapi'`: answer as new-api does where the interface
+	 * document is silent (its error bodies, task states and record, web page for unserved paths,
+	 * balance and status routes). See README.md, "The new-api mode".
+	 */
+	flavor?: GatewayFlavor;
+	/** new-api mode: quota units each key is granted (default 25,000,000 = 50 USD at the default rate). */
+	keyQuota?: number;
+	/** new-api mode: quota units per unit of money, as /api/status reports it (default 500,000). */
+	quotaPerUnit?: number;
+	/** new-api mode: how the site shows quota (default `'USD'`); `'TOKENS'` means raw units. */
+	quotaDisplayType?: QuotaDisplayType;
+	/** new-api mode: CNY per USD for the `'CNY'` display (default 7.3). */
+	usdExchangeRate?: number;
+	/** new-api mode: serve `GET /api/usage/token/` (default true); false answers as one-api does (404), leaving only the dashboard pair. */
+	usageTokenRoute?: boolean;
 }
+
+export type GatewayFlavor = 'default' | 'newapi';
+export type QuotaDisplayType = 'USD' | 'CNY' | 'TOKENS' | 'CUSTOM';
+
+/** The options `setOptions` (and `POST /__control/options`) can change on a running gateway. */
+export type GatewaySettableOptions = Omit<GatewayOptions, 'port' | 'filePort' | 'host'>;
 
 export interface LoggedRequest {
 	server: 'api' | 'files';
@@ -49,7 +71,7 @@ export interface Gateway {
 	reset(): void;
 	/** Returns how many faults are now queued for this prefix. */
 	queueFaults(pathPrefix: string, faults: Fault[]): number;
-	setOptions(partial: Pick<GatewayOptions, 'delayMs' | 'videoPollsToFinish' | 'log' | 'acceptXApiKey'>): void;
+	setOptions(partial: GatewaySettableOptions): void;
 	close(): Promise<void>;
 }
 

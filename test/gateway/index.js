@@ -26,8 +26,10 @@ const urlHost = (host) => (host.includes(':') ? `[${host}]` : host);
  * Starts the API origin and the file host. Resolves to
  * `{ baseUrl, fileBaseUrl, port, filePort, requests, taskIds, reset, queueFaults, setOptions, close }`.
  */
-async function startGateway({ port = 0, filePort = 0, host = '127.0.0.1', delayMs = 0, videoPollsToFinish = 3, log = false, acceptXApiKey = false } = {}) {
-	const gw = createState({ delayMs, videoPollsToFinish, log, acceptXApiKey });
+async function startGateway({ port = 0, filePort = 0, host = '127.0.0.1', delayMs = 0, videoPollsToFinish = 3, log = false, acceptXApiKey = false, ...modeOptions } = {}) {
+	// The mode (`flavor`) and its settings: only the ones given, so the others keep their defaults.
+	const given = Object.fromEntries(Object.entries(modeOptions).filter(([, value]) => value !== undefined));
+	const gw = createState({ delayMs, videoPollsToFinish, log, acceptXApiKey, ...given });
 	const api = http.createServer((req, res) => handleRequest(gw, 'api', req, res));
 	const files = http.createServer((req, res) => handleRequest(gw, 'files', req, res));
 	const apiPort = await listen(api, port, host);

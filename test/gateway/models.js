@@ -4,6 +4,7 @@
 const { sendJson } = require('./http');
 const { GatewayError, invalidRequest, modelNotFound, notFound } = require('./errors');
 const { hasNoModelList } = require('./auth');
+const { admit, isNewApi } = require('./newapi');
 
 const ENDPOINT_TYPES = { image: ['image-generation'], video: ['openai-video'], chat: ['openai', 'anthropic'] };
 
@@ -28,15 +29,26 @@ const byId = new Map(MODELS.map((m) => [m.id, m]));
 const KIND_NAMES = { image: 'an image', video: 'a video', chat: 'a chat' };
 
 /**
+ * new-api's channel choice for a request without a model: images are routed as `dall-e` (which
+ * no channel here serves), every other route is refused with a 400.
+ */
+function missingModelFacts(ctx, kind) {
+	if (kind === 'image') return modelNotFound(ctx, 'dall-e').facts;
+	return { layer: 'middleware', message: 'Model name not specified, model name cannot be empty', code: '' };
+}
+
+/**
  * Returns the catalogue entry of `model`, throwing the answer a relay gives otherwise:
  * 400 when the field is missing or names a model of another kind, 503 when it is unknown.
+ * Then the new-api mode's wallet check runs, as new-api's relay does once a channel is chosen.
  */
 function requireModel(ctx, model, kind) {
 	if (typeof model !== 'string' || model === '') {
-		throw invalidRequest(ctx, 'model is required', { param: 'model', code: 'missing_required_parameter' });
+		throw invalidRequest(ctx, 'model is required', { param: 'model', code: 'missing_required_parameter', newApi: missingModelFacts(ctx, kind) });
 	}
 	const entry = byId.get(model);
 	if (!entry) throw modelNotFound(ctx, model);
+	admit(ctx);
 	if (entry.kind !== kind) {
 		throw invalidRequest(ctx, `model ${model} is not ${KIND_NAMES[kind]} model and cannot be used on ${ctx.path}`, {
 			param: 'model',
@@ -64,7 +76,8 @@ function retrieve(ctx) {
 	if (hasNoModelList(ctx)) throw notFound(ctx);
 	const entry = byId.get(ctx.params[0]);
 	if (!entry) {
-		throw new GatewayError(404, {
+		// new-api answers an unknown id with this body and HTTP 200 (controller/model.go RetrieveModel).
+		throw new GatewayError(isNewApi(ctx.gw) ? 200 : 404, {
 			error: {
 				message: `The model '${ctx.params[0]}' does not exist`,
 				type: 'invalid_request_error',

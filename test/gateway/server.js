@@ -12,6 +12,8 @@ const video = require('./video');
 const chat = require('./chat');
 const messages = require('./messages');
 const plants = require('./plants');
+const newapi = require('./newapi');
+const { newApiAnswer } = require('./newapi-errors');
 
 // Bounds so that long benchmark runs cannot grow memory without limit.
 const MAX_LOGGED_REQUESTS = 20000;
@@ -29,14 +31,29 @@ const ROUTES = [
 	['GET', /^\/plants$/, plants.list],
 	['POST', /^\/plants$/, plants.create],
 	['DELETE', /^\/plants\/([^/]+)$/, plants.remove],
-].map(([method, pattern, handler]) => ({ method, pattern, handler }));
+].map(([method, pattern, handler]) => ({ method, pattern, handler, auth: 'token' }));
+
+// The new-api mode serves these too (its balance and status routes), before the shared ones.
+const NEWAPI_ROUTES = newapi.NEWAPI_ROUTES.map(([method, pattern, handler, auth]) => ({ method, pattern, handler, auth }));
+
+const FLAVORS = ['default', 'newapi'];
+const QUOTA_DISPLAY_TYPES = ['USD', 'CNY', 'TOKENS', 'CUSTOM'];
 
 const OPTION_RULES = {
 	delayMs: (v) => typeof v === 'number' && v >= 0 && v <= 600000,
 	videoPollsToFinish: (v) => Number.isInteger(v) && v >= 1 && v <= 1000,
 	log: (v) => typeof v === 'boolean',
 	acceptXApiKey: (v) => typeof v === 'boolean',
+	flavor: (v) => FLAVORS.includes(v),
+	keyQuota: (v) => Number.isSafeInteger(v) && v >= 0,
+	quotaPerUnit: (v) => typeof v === 'number' && v > 0 && Number.isFinite(v),
+	quotaDisplayType: (v) => QUOTA_DISPLAY_TYPES.includes(v),
+	usdExchangeRate: (v) => typeof v === 'number' && v > 0 && Number.isFinite(v),
+	usageTokenRoute: (v) => typeof v === 'boolean',
 };
+
+/** The new-api mode's settings, when a start does not name them. */
+const NEWAPI_DEFAULTS = { keyQuota: 25000000, quotaPerUnit: 500000, quotaDisplayType: 'USD', usdExchangeRate: 7.3, usageTokenRoute: true };
 
 function createState(options) {
 	const gw = {
@@ -50,8 +67,11 @@ function createState(options) {
 		images: new BoundedMap(STORE_LIMIT),
 		plants: new BoundedMap(STORE_LIMIT),
 		onceSeen: new BoundedMap(STORE_LIMIT),
+		accounts: new BoundedMap(STORE_LIMIT), // new-api mode: each key's ledger
+		taskCount: 0, // new-api mode: the record number of the next task
+		startTime: Math.floor(Date.now() / 1000),
 	};
-	setOptions(gw, options);
+	setOptions(gw, { flavor: 'default', ...NEWAPI_DEFAULTS, ...options });
 	gw.initialOptions = { ...gw.options };
 	return gw;
 }
@@ -69,7 +89,8 @@ function setOptions(gw, partial) {
 function resetState(gw) {
 	gw.requests.length = 0; // in place: callers hold a reference to this array
 	gw.faults.clear();
-	for (const store of [gw.tasks, gw.images, gw.plants, gw.onceSeen]) store.clear();
+	for (const store of [gw.tasks, gw.images, gw.plants, gw.onceSeen, gw.accounts]) store.clear();
+	gw.taskCount = 0;
 	gw.options = { ...gw.initialOptions };
 }
 
@@ -87,33 +108,45 @@ function record(ctx) {
 	});
 }
 
+/** new-api's channel choice reads the model from the body first: a body it cannot read is its 400. */
+const unreadableBody = (reason) => ({ layer: 'middleware', message: `Invalid request: Invalid request: ${reason}`, code: '' });
+
 /** Parses the body as a JSON object, or throws the endpoint's own 400. */
 function jsonBody(ctx) {
 	let body;
 	try {
 		body = JSON.parse(ctx.rawBody);
 	} catch (error) {
-		throw invalidRequest(ctx, `the request body is not valid JSON: ${error.message}`, { code: 'invalid_json' });
+		throw invalidRequest(ctx, `the request body is not valid JSON: ${error.message}`, { code: 'invalid_json', newApi: unreadableBody(error.message) });
 	}
 	if (!body || typeof body !== 'object' || Array.isArray(body)) {
-		throw invalidRequest(ctx, 'the request body must be a JSON object', { code: 'invalid_json' });
+		const reason = 'the request body must be a JSON object';
+		throw invalidRequest(ctx, reason, { code: 'invalid_json', newApi: unreadableBody(reason) });
 	}
 	return body;
 }
 
+/** The routes this gateway serves now: the new-api mode adds its own (one-api-like without /api/usage/token). */
+function routesOf(gw) {
+	if (!newapi.isNewApi(gw)) return ROUTES;
+	const own = gw.options.usageTokenRoute ? NEWAPI_ROUTES : NEWAPI_ROUTES.filter((route) => !route.pattern.test('/api/usage/token/') && !route.pattern.test('/api/usage/token'));
+	return [...own, ...ROUTES];
+}
+
 async function routeApi(ctx) {
 	const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-	for (const route of ROUTES) {
-		const m = route.method === method ? route.pattern.exec(ctx.path) : null;
+	for (const route of routesOf(ctx.gw)) {
+		const m = route.method === method || route.method === '*' ? route.pattern.exec(ctx.path) : null;
 		if (!m) continue;
 		try {
 			ctx.params = m.slice(1).map(decodeURIComponent);
 		} catch {
 			throw notFound(ctx); // malformed %-escape in the path
 		}
-		authenticate(ctx);
+		if (route.auth === 'token') authenticate(ctx);
 		return route.handler(ctx);
 	}
+	if (newapi.isNewApi(ctx.gw) && newapi.servesPage(ctx.req.url)) return newapi.sendIndexPage(ctx);
 	throw notFound(ctx);
 }
 
@@ -144,7 +177,8 @@ function answerError(ctx, error) {
 		console.error('[gateway] handler failed:', error);
 		error = internalError(ctx);
 	}
-	sendJson(ctx.res, error.status, error.body, error.headers);
+	const { status, body } = newapi.isNewApi(ctx.gw) ? newApiAnswer(ctx, error) : error;
+	sendJson(ctx.res, status, body, error.headers);
 }
 
 function logLine(ctx, started) {

@@ -8,5 +8,11 @@ export interface GatewayClient {
 }
 export function gatewayClient(baseUrl: string, key?: string | null): GatewayClient;
 export function mp4TopLevelBoxes(buffer: Buffer): Array<{ type: string; size: number }>;
+/** Submits a video task (expects a 200) and returns its task id. */
+export function submitVideoTask(api: GatewayClient, body: object): Promise<string>;
+/** One status poll of a video task: expects a 200 `{code:'success', message:''}` answer and returns its record. */
+export function pollVideoTask<T = Record<string, unknown>>(api: GatewayClient, taskId: string): Promise<T>;
+/** `count` status polls of a video task, each as "<status> <progress>". */
+export function videoTaskStates(api: GatewayClient, taskId: string, count: number): Promise<string[]>;
 /** Starts a gateway for the test file (jest hooks); fields are set once the tests run. */
 export function useGateway(options?: GatewayOptions): { gateway: Gateway; api: GatewayClient };

@@ -39,6 +39,32 @@ function useGateway(options) {
 	return env;
 }
 
+/** Submits a video task (expects a 200) and returns its task id. */
+async function submitVideoTask(api, body) {
+	const response = await api.post('/v1/video/generations', body);
+	expect(response.status).toBe(200);
+	return (await response.json()).task_id;
+}
+
+/** One status poll of a video task: expects a 200 `{code:'success', message:''}` answer and returns its record. */
+async function pollVideoTask(api, taskId) {
+	const response = await api.get(`/v1/video/generations/${taskId}`);
+	expect(response.status).toBe(200);
+	const body = await response.json();
+	expect(body).toMatchObject({ code: 'success', message: '' });
+	return body.data;
+}
+
+/** `count` status polls of a video task, each as "<status> <progress>". */
+async function videoTaskStates(api, taskId, count) {
+	const states = [];
+	for (let i = 0; i < count; i++) {
+		const data = await pollVideoTask(api, taskId);
+		states.push(`${data.status} ${data.progress}`);
+	}
+	return states;
+}
+
 /** Top-level ISO BMFF boxes of an MP4 buffer: [{ type, size }], sizes summing to its length. */
 function mp4TopLevelBoxes(buffer) {
 	const boxes = [];
@@ -56,4 +82,4 @@ function mp4TopLevelBoxes(buffer) {
 	return boxes;
 }
 
-module.exports = { TEST_KEY, gatewayClient, useGateway, mp4TopLevelBoxes };
+module.exports = { TEST_KEY, gatewayClient, useGateway, mp4TopLevelBoxes, submitVideoTask, pollVideoTask, videoTaskStates };

@@ -1,6 +1,6 @@
 // The loopback gateway's asynchronous video API: task states per poll, magic words, and real
 // MP4 downloads from the file host (or, with [same-origin], from the API behind the key).
-import { TEST_KEY, mp4TopLevelBoxes, useGateway } from '../gateway/testing';
+import { TEST_KEY, mp4TopLevelBoxes, pollVideoTask, submitVideoTask, useGateway, videoTaskStates } from '../gateway/testing';
 
 const env = useGateway();
 
@@ -15,28 +15,11 @@ interface TaskData {
 	finish_time: number;
 }
 
-async function submit(prompt: string, extra: Record<string, unknown> = {}): Promise<string> {
-	const response = await env.api.post('/v1/video/generations', { model: 'video-2-0-fast-260128', prompt, seconds: '5', size: '1280x720', ...extra });
-	expect(response.status).toBe(200);
-	return ((await response.json()) as { task_id: string }).task_id;
-}
+const submit = (prompt: string, extra: Record<string, unknown> = {}) =>
+	submitVideoTask(env.api, { model: 'video-2-0-fast-260128', prompt, seconds: '5', size: '1280x720', ...extra });
 
-async function poll(taskId: string): Promise<TaskData> {
-	const response = await env.api.get(`/v1/video/generations/${taskId}`);
-	expect(response.status).toBe(200);
-	const body = (await response.json()) as { code: string; message: string; data: TaskData };
-	expect(body).toMatchObject({ code: 'success', message: '' });
-	return body.data;
-}
-
-async function pollStates(taskId: string, count: number): Promise<string[]> {
-	const states: string[] = [];
-	for (let i = 0; i < count; i++) {
-		const data = await poll(taskId);
-		states.push(`${data.status} ${data.progress}`);
-	}
-	return states;
-}
+const poll = (taskId: string) => pollVideoTask<TaskData>(env.api, taskId);
+const pollStates = (taskId: string, count: number) => videoTaskStates(env.api, taskId, count);
 
 describe('video tasks', () => {
 	it('submits a task in the documented shape', async () => {

@@ -7,6 +7,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { startGateway } from '../gateway';
 import { binaryItem, sampleJpeg, withBinaryHelpers } from '../helpers/files';
 import { SAMPLE_VIDEO, runVideoNode, startScriptedVideoGateway } from './videoLoopback';
 import type { ScriptedGateway, VideoRun } from './videoLoopback';
@@ -48,12 +49,18 @@ describe('a status answer about another task', () => {
 
 describe('new-api answers', () => {
 	it('a 400 task_not_exist says the task is unknown to this gateway and key, and what to check', async () => {
-		gw = await startScriptedVideoGateway({ status: () => ({ status: 400, body: { code: 'task_not_exist', message: 'task_not_exist', data: null } }) });
-		const run = await runVideoNode(gw, { operation: 'getStatus', taskId: 'task_9' });
-		expect(run.error?.message).toContain('Checking video task task_9 failed: the gateway does not know this task ID');
-		expect(run.error?.description).not.toContain('Check the fields the gateway names');
-		expect(run.error?.description).toMatch(/Check the task ID/);
-		expect(run.error?.description).toMatch(/credential .*submitted it/);
+		// The loopback gateway's new-api mode answers an unknown task id as new-api writes it.
+		const newApi = await startGateway({ flavor: 'newapi' });
+		try {
+			const run = await runVideoNode(newApi, { operation: 'getStatus', taskId: 'task_9' });
+			expect(newApi.requests.map((r) => r.path)).toEqual(['/v1/video/generations/task_9']);
+			expect(run.error?.message).toContain('Checking video task task_9 failed: the gateway does not know this task ID');
+			expect(run.error?.description).not.toContain('Check the fields the gateway names');
+			expect(run.error?.description).toMatch(/Check the task ID/);
+			expect(run.error?.description).toMatch(/credential .*submitted it/);
+		} finally {
+			await newApi.close();
+		}
 	});
 
 	it('a 413 on a submit with a first frame says the request is too large, naming the field and its size', async () => {
