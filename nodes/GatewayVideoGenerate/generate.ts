@@ -25,10 +25,11 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { asNodeError, errorItem } from '../shared/failures/edge';
 import { GatewayError } from '../shared/failures/errors';
 import { getConcurrency, prepareItems } from '../shared/items/itemRunner';
-import { BUDGET_PACE, SendPace } from '../shared/wire/pace';
+import { BUDGET_PACE } from '../shared/wire/pace';
 import { GatewayClient } from '../shared/wire/transport';
 import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
+import { CheckQueue } from './checkSchedule';
 import { DOWNLOAD_PRIORITY, Lane, SUBMIT_PRIORITY } from './lanes';
 import { waitEndOf } from './pollDecision';
 import type { TaskOutcome } from './pollDecision';
@@ -45,7 +46,7 @@ export interface VideoRuntime {
 	/** Where the wait loop gets its time; tests pass a fake one. */
 	clock: Clock;
 	/** Called with the lanes of a run once they exist (tests and the benchmark read their peaks). */
-	onLanes?: (lanes: { submits: Lane; checks: Lane }) => void;
+	onLanes?: (lanes: { submits: Lane; checks: CheckQueue }) => void;
 	/** The clock moves only when the wait loop sleeps (a test's fake clock); default: any clock but the real one. */
 	virtualTime?: boolean;
 }
@@ -160,8 +161,8 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
 
 /**
  * The lanes of a run. Submits (and downloads) are the paid work: Concurrency slots. Status checks
- * are cheap GETs whose rate is already bounded by Status Checks per Second (their pace), so their
- * slots follow the budget, not Concurrency: to spend a budget of B checks/s while answers take L
+ * are cheap GETs whose rate is already bounded by Status Checks per Second (the check queue's
+ * budget, one gap apart with a margin of BUDGET_PACE's), so their slots follow the budget, not Concurrency: to spend a budget of B checks/s while answers take L
  * seconds, B × L checks must be on their way at once (Little's law). With Concurrency slots the
  * checks were bounded by Concurrency / L instead: 10 slots and answers of 0.5–3 s (1.75 s on
  * average) gave at most 5.7 checks/s of a budget of 10, so checks queued and a task's gap between
@@ -170,9 +171,9 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
  * own maximum): a gateway that stalls never holds more than 100 open checks of one run, and the
  * rate it sees stays the budget. Never fewer slots than Concurrency (what they had before).
  */
-export function lanesOf(concurrency: number, checksPerSecond: number): { submits: Lane; checks: Lane } {
-	const checkSlots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
-	return { submits: new Lane(concurrency), checks: new Lane(checkSlots) };
+export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): { submits: Lane; checks: CheckQueue } {
+	const slots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
+	return { submits: new Lane(concurrency), checks: new CheckQueue(clock, { slots, spacingMs: (1000 / checksPerSecond) * BUDGET_PACE.gapMargin }) };
 }
 
 async function generateAll(
@@ -187,10 +188,11 @@ async function generateAll(
 	const place: LogPlace = { executionId: executionIdOf(ctx), node: node.name };
 	const continueOnFail = ctx.continueOnFail();
 	const checksPerSecond = readStatusBudget(ctx);
-	const lanes = lanesOf(getConcurrency(ctx), checksPerSecond);
+	const lanes = lanesOf(getConcurrency(ctx), checksPerSecond, clock);
 	runtime.onLanes?.(lanes);
 	const itemOfTask = new Map<string, number>();
-	const statusBudget = new SendPace(clock, BUDGET_PACE, checksPerSecond);
+	// Status checks are paced by the check queue alone: outside the execution's pace of submits.
+	const checksClient = client.unpaced();
 	/** An absolute time on the clock as the epoch time the transport's `notAfter` takes. */
 	const notAfterOf = (clockTime: number) => Date.now() + Math.max(1, clockTime - clock.now());
 	/** A test's virtual clock moves only when the loop sleeps: its timers are never late. */
@@ -198,17 +200,16 @@ async function generateAll(
 	const poller = new TaskPoller({
 		clock,
 		signal: client.cancelSignal,
-		limit: async (check, priority) => await lanes.checks.run(check, priority),
-		spacingMs: (1000 / checksPerSecond) * BUDGET_PACE.gapMargin,
+		queue: lanes.checks,
 		// No lead: a check goes out when its interval is over, so Poll Interval means what it says
 		// (a lead of a tenth, tried for timers running late on a loaded machine, compounded into a
 		// tenth more checks and an extra one before Max Wait).
 		settleBeforeSleep: virtualTime,
 		// A check sent again after a Retry-After, a little later by chance, falls out of step with a gateway that refuses by turn.
 		jitter: Math.random,
-		poll: async (taskId, remainingMs, sent, urgency) => {
+		poll: async (taskId, remainingMs) => {
 			const item = itemOfTask.get(taskId);
-			const answer = await pollStatus(client, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs), statusBudget, sent, urgency);
+			const answer = await pollStatus(checksClient, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs));
 			const known = item === undefined ? undefined : tasks.get(item);
 			if ('task' in answer && known && item !== undefined) {
 				tasks.set(item, mergeRecords(known, answer.task));

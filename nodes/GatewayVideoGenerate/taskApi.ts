@@ -9,7 +9,6 @@ import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } 
 import { downloadToBinary } from '../shared/files/binary';
 import type { FileType } from '../shared/files/binary';
 import { GatewayError, isExpiredLinkStatus, isRefusal, missingResultError, storageMessage, withFields } from '../shared/failures/errors';
-import type { SendPace, Urgency } from '../shared/wire/pace';
 import type { GatewayClient } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
 import type { PollAnswer, TaskOutcome } from './pollDecision';
@@ -207,33 +206,16 @@ function statusFailure(error: unknown, taskId: string): unknown {
 }
 
 /**
- * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
- * forever ends with Max Wait), and whether its failure is a passing one.
+ * A check of the wait loop: one attempt, sent at once (its turn and pace are the check queue's,
+ * checkSchedule.ts), bounded by the task's wait end (so an answer that drips forever ends with
+ * Max Wait), and whether its failure is a passing one.
  */
-/**
- * `onSend`: called when the check goes out, after its turn in the budget (the wait loop plans the
- * next check from then); `urgency`: its place in the budget's queue (pace.ts).
- */
-export async function pollStatus(
-	client: GatewayClient,
-	taskId: string,
-	itemIndex: number,
-	notAfter: number,
-	budget?: SendPace,
-	onSend?: () => void,
-	urgency?: Urgency,
-): Promise<PollAnswer> {
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, notAfter: number): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
 			path: statusPath(taskId),
 			itemIndex,
-			// Many tasks' checks are spread out, within the run's budget of status checks per second,
-			// a pace of their own: submits' 429s do not hold them back, nor theirs the submits.
-			pace: budget,
-			paceUrgency: urgency,
-			ownPaceOnly: true,
-			onSend,
 			retry: false,
 			deadlineMs: STATUS_DEADLINE_MS,
 			notAfter,
