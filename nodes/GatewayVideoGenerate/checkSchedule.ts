@@ -8,15 +8,17 @@
  * Its promises, in the order they win:
  * 1. No check goes out after its task's wait ends (Max Wait, and a moment for the answer): a
  *    check whose turn would come later is refused at once, and tried again a moment later.
- * 2. The check at Max Wait is never skipped: the last checks go before any other, those of tasks
- *    not seen by a check sent in their last Poll Interval first, then the nearest Max Wait first.
+ * 2. The check at Max Wait is never skipped: the last checks (in their task's last second) go
+ *    before any other, those of tasks not seen by a check sent in their last Poll Interval first,
+ *    then the nearest Max Wait first.
  * 3. A check that fell behind its due time goes before every check on time, in turns: in its
  *    task's last Poll Interval the nearest Max Wait first, otherwise the task whose last check
  *    went out longest ago first.
  * 4. Otherwise the earliest due first. Checks due together are sent early enough, one budget
  *    gap apart, that none goes out after it is due; at most an interval early, half of one when
  *    the budget cannot cover every task once per interval (then tasks take turns, and the first
- *    ones must not gain a round). The check at Max Wait is never sent early.
+ *    ones must not gain a round). A check sent before the last second is never the last one, and
+ *    is ranked as routine.
  * 5. The budget of checks per second is never exceeded, nor the lane's slots.
  * 6. Retry-After is honoured: a refused check goes again no sooner than it says, up to a quarter
  *    of it later by chance (out of step with a gateway that refuses by turn), never past the
@@ -64,8 +66,9 @@ export function seenInLastInterval(state: Pick<WatchState, 'deadline' | 'interva
 
 /** The rank at `now` of a task's check due at `dueAt` (promises 2 to 4). */
 export function rankOf(state: RankedState, dueAt: number, now: number): CheckRank {
-	const lastAt = state.deadline - DEADLINE_GRACE_MS;
-	if (dueAt >= lastAt || now >= lastAt) return [seenInLastInterval(state) ? Tier.LastSeen : Tier.LastUnseen, state.deadline];
+	// Only a check that goes in the last second is the last one: one due at Max Wait but sent early
+	// (spread back within the budget) is a routine check, and its task will still have its last.
+	if (now >= state.deadline - DEADLINE_GRACE_MS) return [seenInLastInterval(state) ? Tier.LastSeen : Tier.LastUnseen, state.deadline];
 	if (now <= dueAt + BEHIND_MS) return [Tier.OnTime, dueAt];
 	if (state.deadline - now <= state.intervalMs) return [Tier.BehindNearMaxWait, state.deadline];
 	return [Tier.Behind, state.lastSentAt ?? state.lastSeenAt ?? state.submittedAt];
@@ -129,8 +132,6 @@ export function planSendTimes(idle: readonly PlannedCheck[], watchedIntervals: I
 	);
 	return latest.map((at, index) => {
 		const { dueAt, state } = idle[index];
-		// The check at Max Wait goes at Max Wait: sent early it would be a routine one, and take a second last turn.
-		if (dueAt >= state.deadline - DEADLINE_GRACE_MS) return dueAt;
 		return Math.max(at, earliestSendAt(dueAt, state.intervalMs, short), state.notBefore ?? at);
 	});
 }
