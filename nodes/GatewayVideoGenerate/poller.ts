@@ -243,7 +243,7 @@ export class TaskPoller {
 		if ('outcome' in decision) return task.settle(decision.outcome);
 		const notBefore = Math.max(decision.state.notBefore ?? 0, now + NO_TURN_PAUSE_MS);
 		task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, notBefore };
-		task.dueAt = Math.max(decision.nextPollAt, notBefore);
+		// task.dueAt stays: still the check it was, due when it was, it asks again a moment later and ranks as behind (promise 1).
 	}
 }
 

@@ -15,12 +15,14 @@
  * - lastLook: every task still running at Max Wait gets a check in its last second, unless every
  *   turn of that moment went to other tasks' checks at Max Wait;
  * - deadline: no check goes out after its task's wait ended, or after its wait was settled, and
- *   every wait ends.
+ *   every wait ends;
+ * - noTurn: a check the queue refused a turn (its wait not over) asks for one again a moment
+ *   later (NO_TURN_PAUSE_MS), not an interval later.
  * CI runs CHECK_SCHEDULE_RUNS (default 40, seed 2701); more: CHECK_SCHEDULE_RUNS=5000 CHECK_SCHEDULE_SEED=…
  */
 import fc from 'fast-check';
 
-import { BEHIND_MS, DEADLINE_GRACE_MS, RETRY_JITTER, budgetIsShort } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { BEHIND_MS, DEADLINE_GRACE_MS, NO_TURN_PAUSE_MS, RETRY_JITTER, budgetIsShort } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { lanesOf } from '../../nodes/GatewayVideoGenerate/generate';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
 import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
@@ -97,6 +99,19 @@ async function runLoad(load: Load) {
 	});
 	const byId = new Map(tasks.map((task) => [task.id, task]));
 	const sends: Send[] = [];
+	/** Every turn asked of the queue, and when it was refused. */
+	const asks: Array<{ task: Task; at: number; refusedAt?: number }> = [];
+	const take = queue.take.bind(queue);
+	queue.take = async (check) => {
+		const ask: (typeof asks)[number] = { task: byId.get(check.taskId) as Task, at: clock.now() };
+		asks.push(ask);
+		try {
+			return await take(check);
+		} catch (error) {
+			ask.refusedAt = clock.now();
+			throw error;
+		}
+	};
 	let watched = 0;
 	const poller = new TaskPoller({
 		clock,
@@ -133,13 +148,13 @@ async function runLoad(load: Load) {
 	}
 	await clock.runUntil(() => settled === tasks.length, load.submitSpreadMs + maxWaitMs + 10_000);
 	await poller.finished();
-	return { tasks, sends, spacingMs: queue.spacingMs, maxWaitMs };
+	return { tasks, sends, asks, spacingMs: queue.spacingMs, maxWaitMs };
 }
 
 type Run = Awaited<ReturnType<typeof runLoad>>;
 
 /** Every broken promise of one run, in words (empty: all kept). */
-function violations(load: Load, { tasks, sends, spacingMs }: Run): string[] {
+function violations(load: Load, { tasks, sends, asks, spacingMs }: Run): string[] {
 	const found: string[] = [];
 	const margin = 1e-6;
 	for (let i = 1; i < sends.length; i++) {
@@ -173,6 +188,11 @@ function violations(load: Load, { tasks, sends, spacingMs }: Run): string[] {
 			if (routine > 0 || free > 0) found.push(`lastLook: ${task.id} (Max Wait at ${task.deadline}) had no check in its last second, while ${routine} routine checks went and ${free} turns were free`);
 		}
 		if (task.outcome === undefined) found.push(`deadline: ${task.id}'s wait never ended`);
+		const ownAsks = asks.filter((ask) => ask.task === task);
+		for (const [i, ask] of ownAsks.entries()) {
+			const again = ownAsks[i + 1]?.at ?? task.settledAt ?? Number.POSITIVE_INFINITY;
+			if (ask.refusedAt !== undefined && again > ask.refusedAt + NO_TURN_PAUSE_MS + margin) found.push(`noTurn: ${task.id} was refused a turn at ${ask.refusedAt} and asked again only at ${again}`);
+		}
 	}
 	return found;
 }
@@ -203,6 +223,11 @@ describe('the status-check schedule: counterexamples', () => {
 
 	it('951 tasks at 5 checks/s, 60 % refused: a turn given exactly at a wait end was wasted (the check could not go), so a last check was refused for nothing (fix: a turn must come before the wait end)', async () => {
 		const load: Load = { tasks: 951, submitSpreadMs: 13_341, intervalMs: 4377, maxWaitIntervals: 1, checksPerSecond: 5, maxLatencyMs: 9, refusedShare: 0.6, retryAfterMs: 676, neverDoneShare: 1, seed: 10_561_584 };
+		expect(violations(load, await runLoad(load))).toEqual([]);
+	}, 60_000);
+
+	it('16 tasks at 0.5 checks/s: a check refused a turn was put off to its Max Wait instead of asking again a moment later (noTurn; fix: a refused check stays due when it was)', async () => {
+		const load: Load = { tasks: 16, submitSpreadMs: 14_758, intervalMs: 1012, maxWaitIntervals: 7, checksPerSecond: 0.5, maxLatencyMs: 2289, refusedShare: 0, retryAfterMs: 7, neverDoneShare: 0, seed: 2_147_483_631 };
 		expect(violations(load, await runLoad(load))).toEqual([]);
 	}, 60_000);
 });
