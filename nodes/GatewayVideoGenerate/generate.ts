@@ -26,7 +26,7 @@ import { asNodeError, errorItem } from '../shared/failures/edge';
 import { GatewayError } from '../shared/failures/errors';
 import { getConcurrency, prepareItems } from '../shared/items/itemRunner';
 import { BUDGET_PACE } from '../shared/wire/pace';
-import { GatewayClient } from '../shared/wire/transport';
+import { GatewayClient, itemDeadline } from '../shared/wire/transport';
 import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue } from './checkSchedule';
@@ -193,8 +193,6 @@ async function generateAll(
 	const itemOfTask = new Map<string, number>();
 	// Status checks are paced by the check queue alone: outside the execution's pace of submits.
 	const checksClient = client.unpaced();
-	/** An absolute time on the clock as the epoch time the transport's `notAfter` takes. */
-	const notAfterOf = (clockTime: number) => Date.now() + Math.max(1, clockTime - clock.now());
 	/** A test's virtual clock moves only when the loop sleeps: its timers are never late. */
 	const virtualTime = runtime.virtualTime ?? clock !== realClock;
 	const poller = new TaskPoller({
@@ -209,7 +207,7 @@ async function generateAll(
 		jitter: Math.random,
 		poll: async (taskId, remainingMs) => {
 			const item = itemOfTask.get(taskId);
-			const answer = await pollStatus(checksClient, taskId, item ?? 0, Date.now() + Math.max(1, remainingMs));
+			const answer = await pollStatus(checksClient, taskId, item ?? 0, remainingMs);
 			const known = item === undefined ? undefined : tasks.get(item);
 			if ('task' in answer && known && item !== undefined) {
 				tasks.set(item, mergeRecords(known, answer.task));
@@ -247,9 +245,9 @@ async function generateAll(
 		}
 		const extra = { model: model ?? input.submit?.fields.model ?? null };
 		if (!input.binaryPropertyName) return videoItem(outcome.record, extra);
-		// The download too ends within the task's Max Wait.
-		const notAfter = notAfterOf(waitEndOf({ deadline: submittedAt + input.maxWaitMs }));
-		const binary = await lanes.submits.run(async () => await downloadVideo(ctx, client, outcome.record, itemIndex, notAfter), DOWNLOAD_PRIORITY);
+		// The download too ends within the task's Max Wait: what is left of it on the run's clock.
+		const limit = itemDeadline(Math.max(1, waitEndOf({ deadline: submittedAt + input.maxWaitMs }) - clock.now()), MAX_WAIT_FIELD);
+		const binary = await lanes.submits.run(async () => await downloadVideo(ctx, client, outcome.record, itemIndex, limit), DOWNLOAD_PRIORITY);
 		return videoItem(outcome.record, extra, input.binaryPropertyName, binary);
 	};
 
@@ -263,14 +261,13 @@ async function generateAll(
 			// Max Wait counts from here, the submit's 429 waits included.
 			const submittedAt = clock.now();
 			// The first frame is read and encoded now, and released with the body after the submit.
-			const notAfter = Date.now() + maxWaitMs;
-			// The frame's reads of the binary store end with the item's Max Wait (or a Stop), as the submit does.
-			const body = await submitBody(ctx, itemIndex, submit, { scope: client.fileWaits(notAfter), name: MAX_WAIT_FIELD });
+			const limit = itemDeadline(maxWaitMs, MAX_WAIT_FIELD);
+			const body = await submitBody(ctx, client, itemIndex, submit, limit);
 			// A submit's Retry-After holds that submit in its slot, not the lane, and does not cut the
 			// pace (a bare 429 still does): holding every submit for 1-3 s and cutting the pace at each
 			// refusal of a gateway that refuses one submit in seven more than halved the submit rate
 			// (bench row 11e: 510 s for 1,000 videos).
-			const task = await submitTask(ctx, client, body, itemIndex, notAfter, true).catch(async (error: unknown) => {
+			const task = await submitTask(ctx, client, body, itemIndex, limit, true).catch(async (error: unknown) => {
 				const refusedId = refusedTaskIdOf(error);
 				if (refusedId !== undefined) refused.push({ item: itemIndex, task_id: refusedId });
 				else if (mayHaveCreatedTask(error)) unconfirmed.push({ item: itemIndex, words: unconfirmedSubmitWords(error) });

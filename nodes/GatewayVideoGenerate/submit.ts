@@ -2,6 +2,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runPerItem } from '../shared/items/itemRunner';
+import { itemDeadline } from '../shared/wire/transport';
 import { readSubmitInput, submitBody } from './request';
 import { refusedTaskText, taskFields } from './task';
 import { mayHaveCreatedTask, refusedTaskIdOf, SUBMIT_DEADLINE_MS, SUBMIT_LIMIT_NAME, submitTask, unconfirmedSubmitWords } from './taskApi';
@@ -11,8 +12,8 @@ export async function submit(ctx: IExecuteFunctions): Promise<INodeExecutionData
 		prepare: (itemIndex) => readSubmitInput(ctx, itemIndex),
 		run: async (input, itemIndex, client) => {
 			// The frame's reads of the binary store end within the submit's own limit (or a Stop).
-			const limit = { scope: client.fileWaits(Date.now() + SUBMIT_DEADLINE_MS), name: SUBMIT_LIMIT_NAME };
-			const { model, ...record } = await submitTask(ctx, client, await submitBody(ctx, itemIndex, input, limit), itemIndex);
+			const body = await submitBody(ctx, client, itemIndex, input, itemDeadline(SUBMIT_DEADLINE_MS, SUBMIT_LIMIT_NAME));
+			const { model, ...record } = await submitTask(ctx, client, body, itemIndex);
 			return { json: { ...taskFields(record), model: model ?? input.fields.model } };
 		},
 		paidRecord: (items) => {

@@ -122,8 +122,11 @@ interface RawResponse {
 
 export const DEFAULT_DEADLINE_MS = 300_000;
 
+/** An item's deadline as a call takes it: when (this side's time) and its name as the user knows it. */
+export type ItemLimit = Required<Pick<GatewayCall, 'notAfter' | 'limitName'>>;
+
 /** The fields of a call bounded by an item's deadline of `ms` from now, named as the user knows it. */
-export function itemDeadline(ms: number, limitName: string, now = Date.now()): Pick<GatewayCall, 'notAfter' | 'limitName'> {
+export function itemDeadline(ms: number, limitName: string, now = Date.now()): ItemLimit {
 	return { notAfter: now + ms, limitName };
 }
 
