@@ -123,11 +123,11 @@ interface RunParts {
 
 async function generateAll(ctx: IExecuteFunctions, runtime: VideoRuntime, items: Array<{ itemIndex: number; input: GenerateInput }>, outputs: Map<number, INodeExecutionData[]>): Promise<void> {
 	const client = await GatewayClient.create(ctx);
-	const run = new VideoRun(ctx, items.length, client.cancelSignal);
+	const continueOnFail = ctx.continueOnFail();
+	const run = new VideoRun(ctx, items.length, { cancelSignal: client.cancelSignal, continueOnFail });
 	const lanes = lanesOf(getConcurrency(ctx), readStatusBudget(ctx), runtime.clock);
 	runtime.onLanes?.(lanes);
 	const parts: RunParts = { ctx, clock: runtime.clock, client, lanes, run, poller: waitLoopOf(runtime, client, lanes, run), place: { executionId: executionIdOf(ctx), node: ctx.getNode().name } };
-	const continueOnFail = ctx.continueOnFail();
 	// The run's scope ends with the items: no retry wait of this run can send anything afterwards.
 	try {
 		await Promise.all(
@@ -137,8 +137,12 @@ async function generateAll(ctx: IExecuteFunctions, runtime: VideoRuntime, items:
 				} catch (error) {
 					// A Stop is reported once, for the whole run (VideoRun.endError).
 					if (run.cancelled) return;
-					if (continueOnFail) outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), error, entry.itemIndex, client.masker)]);
-					else if (run.failed(entry.itemIndex, error)) parts.poller.stop();
+					if (continueOnFail) {
+						outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), error, entry.itemIndex, client.masker)]);
+					} else {
+						run.failed(entry.itemIndex, error);
+						parts.poller.stop();
+					}
 				}
 			}),
 		);
@@ -184,14 +188,14 @@ async function runItem(parts: RunParts, { itemIndex, input }: { itemIndex: numbe
 	if (!input.binaryPropertyName) return videoItem(outcome.record, extra);
 	// The download too ends within the task's Max Wait: what is left of it on the run's clock.
 	const limit = itemDeadline(Math.max(1, waitEndOf({ deadline: submittedAt + input.maxWaitMs }) - clock.now()), MAX_WAIT_FIELD);
-	const binary = await parts.lanes.submits.run(async () => await downloadVideo(parts.ctx, parts.client, outcome.record, itemIndex, limit), DOWNLOAD_PRIORITY);
+	const binary = await inSubmitLane(parts, itemIndex, DOWNLOAD_PRIORITY, async () => await downloadVideo(parts.ctx, parts.client, outcome.record, itemIndex, limit));
 	return videoItem(outcome.record, extra, input.binaryPropertyName, binary);
 }
 
 /** An item's submit, in its turn of the submit lane; Max Wait counts from when it goes out (its 429 waits included). */
 async function submitItem(parts: RunParts, itemIndex: number, submit: SubmitInput, maxWaitMs: number): Promise<{ task: SubmittedTask; submittedAt: number }> {
 	const { ctx, client, run } = parts;
-	return await parts.lanes.submits.run(async () => {
+	return await inSubmitLane(parts, itemIndex, SUBMIT_PRIORITY, async () => {
 		if (run.halted) throw run.notSubmitted(itemIndex);
 		const submittedAt = parts.clock.now();
 		// The first frame is read and encoded now, and released with the body after the submit.
@@ -205,5 +209,14 @@ async function submitItem(parts: RunParts, itemIndex: number, submit: SubmitInpu
 			return await Promise.reject(error);
 		});
 		return { task, submittedAt };
-	}, SUBMIT_PRIORITY);
+	});
+}
+
+/** Paid work in a slot of the submit lane: its failure fails the run before the slot passes on, so no submit goes out after it. */
+async function inSubmitLane<T>(parts: RunParts, itemIndex: number, priority: number, work: () => Promise<T>): Promise<T> {
+	const failing = async (error: unknown): Promise<T> => {
+		parts.run.failed(itemIndex, error);
+		return await Promise.reject(error);
+	};
+	return await parts.lanes.submits.run(async () => await work().catch(failing), priority);
 }

@@ -33,7 +33,7 @@ export class VideoRun extends PaidWork {
 	constructor(
 		private readonly ctx: IExecuteFunctions,
 		items: number,
-		private readonly cancelSignal: AbortSignal | undefined,
+		private readonly settings: { cancelSignal?: AbortSignal; continueOnFail: boolean },
 	) {
 		super();
 		this.progress = new VideoProgress(ctx, this.tasks, items);
@@ -41,7 +41,7 @@ export class VideoRun extends PaidWork {
 
 	/** The execution was stopped: reported once, for the whole run (endError). */
 	get cancelled(): boolean {
-		return this.cancelSignal?.aborted === true;
+		return this.settings.cancelSignal?.aborted === true;
 	}
 
 	/** Failing or stopped: nothing more is paid for. */
@@ -73,11 +73,12 @@ export class VideoRun extends PaidWork {
 		return new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
 	}
 
-	/** An item failed without Continue On Fail; true when it is the first, which fails the run. */
-	failed(itemIndex: number, error: unknown): boolean {
-		if (this.failure) return false;
-		this.failure = { error, itemIndex };
-		return true;
+	/**
+	 * An item failed. Without Continue On Fail the first failure fails the run (after a Stop, the
+	 * Stop does): recorded where it happens, before the item's slot passes to a waiting submit.
+	 */
+	failed(itemIndex: number, error: unknown): void {
+		if (!this.failure && !this.settings.continueOnFail && !this.cancelled) this.failure = { error, itemIndex };
 	}
 
 	/** The run's error once every item has settled: after a Stop, or its first failure; undefined when neither came. */

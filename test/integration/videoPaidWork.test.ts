@@ -40,3 +40,12 @@ describe.each(['submit', 'generate'])('%s: a run that item 2 fails', (operation)
 		expect(run.logs.map((line) => line.message).join('\n')).toContain('task_of_p0');
 	});
 });
+
+describe.each(['submit', 'generate'])('%s: the items after the failure', (operation) => {
+	it('are never submitted, and the error names them', async () => {
+		const { description, fields } = await runFailedByItem2(operation, 5);
+		expect(gw?.submits()).toHaveLength(3);
+		expect(description).toContain('Not submitted: items 3, 4.');
+		expect(fields).toMatchObject({ notSubmittedItems: [3, 4] });
+	});
+});
