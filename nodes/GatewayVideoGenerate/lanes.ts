@@ -1,15 +1,10 @@
 /**
- * The lanes of a Generate run (issue 19): submits and status checks each have their own slots, so
- * a status check never waits behind queued submits (with one shared queue, 200 queued submits held
- * every check back until the last one had gone out, and tasks were reported still running without
- * ever being checked). Within a lane the most urgent work goes first (a check that fell behind
- * before one on time, see checkUrgency; a download before a new submit).
+ * The submit lane of a Generate run: Concurrency slots for the paid work, a download before a new
+ * submit. Status checks have a lane of their own, the check queue (checkSchedule.ts), so a check
+ * never waits behind queued submits.
  */
-import { urgencyNow } from '../shared/wire/pace';
-import type { Urgency } from '../shared/wire/pace';
-
 interface Waiting {
-	priority: Urgency;
+	priority: number;
 	order: number;
 	start(): void;
 }
@@ -24,7 +19,7 @@ export class Lane {
 	constructor(readonly slots: number) {}
 
 	/** Runs `task` in a free slot; a lower `priority` (when a slot frees) goes first, equal ones in the order they came. */
-	async run<T>(task: () => Promise<T>, priority: Urgency = 0): Promise<T> {
+	async run<T>(task: () => Promise<T>, priority = 0): Promise<T> {
 		await new Promise<void>((resolve) => {
 			this.waiting.push({ priority, order: this.order++, start: resolve });
 			this.next();
@@ -44,10 +39,10 @@ export class Lane {
 
 	private next(): void {
 		while (this.running < this.slots && this.waiting.length > 0) {
-			const keys = this.waiting.map((waiting) => urgencyNow(waiting.priority));
 			let best = 0;
 			for (let i = 1; i < this.waiting.length; i++) {
-				if (keys[i] < keys[best] || (keys[i] === keys[best] && this.waiting[i].order < this.waiting[best].order)) best = i;
+				const [candidate, chosen] = [this.waiting[i], this.waiting[best]];
+				if (candidate.priority < chosen.priority || (candidate.priority === chosen.priority && candidate.order < chosen.order)) best = i;
 			}
 			const [chosen] = this.waiting.splice(best, 1);
 			this.running++;

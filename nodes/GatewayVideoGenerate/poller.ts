@@ -1,56 +1,39 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
- * registered here, and one loop sends the checks of every task that is due, each in the status
- * lane (lanes.ts: checks never wait behind submits), the most urgent first (checkUrgency: by due
- * time, and a check that fell behind before those on time, the task nearest its Max Wait first). A tick does not wait for its checks: a task submitted while
- * others are being checked is checked on its own interval, from its own submit, and not late while
- * the budget allows: checks due together are spread within the budget ahead of time, and the next
- * one is planned from when the last one went out. The first check is due one interval after the
- * submit (or at Max Wait, if sooner), the last one at Max Wait, nothing sleeps after it, and a cancel stops the loop at once: no check
- * is sent after it. Max Wait is a hard limit that counts from the task's submit: every check is
- * told when the task's wait ends, and none is sent once it is over. Time comes from an injected
- * Clock, so tests run the loop without waiting.
+ * registered here, and one loop plans each task's next check and hands it to the check queue,
+ * which decides the order and the budget (checkSchedule.ts states the rules). A tick does not wait
+ * for its checks, and the next check is planned from when the last one went out. The first check
+ * is due one interval after the submit (or at Max Wait, if sooner), the last one at Max Wait;
+ * nothing sleeps after it, and a cancel stops the loop at once: no check is sent after it. Max
+ * Wait is a hard limit that counts from the task's submit: every check is told when the task's
+ * wait ends, and none is sent once it is over. Time comes from an injected Clock, so tests run
+ * the loop without waiting.
  */
-import type { Urgency } from '../shared/wire/pace';
+import { GatewayError } from '../shared/failures/errors';
+import { PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
-import { budgetIsShort, checkUrgency, decideAfterPoll, earliestSendAt, firstCheckAt, isDueInTick, latestSendTimes, nextWakeAt, timeoutOutcome, waitEndOf } from './pollDecision';
+import { CheckQueue, NO_TURN_PAUSE_MS, isDueInTick, nextWakeAt, planSendTimes, rankOf } from './checkSchedule';
+import { decideAfterPoll, firstCheckAt, waitEndOf } from './pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
 import type { TaskRecord } from './task';
-
-/** Tasks due within this time after the earliest one are polled in the same tick (early, never late). */
-const COALESCE_MS = 1000;
-
-/** A check refused a turn in the budget goes again no sooner than this. */
-const NO_TURN_PAUSE_MS = 1000;
-
-/** Runs a check in the status lane; `priority` is its urgency (checkUrgency: the lowest goes first). */
-export type CheckLane = <T>(task: () => Promise<T>, priority: Urgency) => Promise<T>;
+import { shortTaskId } from './task';
 
 export interface PollerOptions {
 	clock: Clock;
 	/** The execution's cancel signal. */
 	signal?: AbortSignal;
 	/**
-	 * One status request, a single attempt: the loop itself decides about failures. `remainingMs`
-	 * is what is left of the task's wait (in the clock's time): the request must not outlast it.
-	 * `sent` is called when the request goes out, after its turn in the budget of checks per
-	 * second: the task's next check is planned one interval after that moment, so time spent
-	 * waiting for a turn never stretches the gap between two checks the gateway sees. `urgency`:
-	 * the check's place in the budget's queue (checkUrgency), the same as in the status lane's.
+	 * One status request, a single attempt, sent at once (its turn was given already): the loop
+	 * itself decides about failures. `remainingMs` is what is left of the task's wait (in the
+	 * clock's time): the request must not outlast it.
 	 */
-	poll(taskId: string, remainingMs: number, sent: () => void, urgency: Urgency): Promise<PollAnswer>;
-	/** Runs a check within the status lane's slots. */
-	limit: CheckLane;
-	/**
-	 * The time between two checks in the budget of checks per second (default 0: none). Checks due
-	 * at the same moment are sent early enough, this far apart, that none goes out after it is due.
-	 */
-	spacingMs?: number;
+	poll(taskId: string, remainingMs: number): Promise<PollAnswer>;
+	/** The queue that gives the checks their turns (default: no slots' bound, no budget). */
+	queue?: CheckQueue;
 	/**
 	 * How long before its due time a task's check is sent, by its interval (default: not early),
-	 * so that timers running late on a busy machine (the loop's, and the budget's spacing sleeps)
-	 * do not make it late. Not for the check at Max Wait, which must come at the deadline to be
-	 * the last.
+	 * so that timers running late on a busy machine do not make it late. Not for the check at Max
+	 * Wait, which must come at the deadline to be the last.
 	 */
 	leadMs?: (intervalMs: number) => number;
 	/**
@@ -59,7 +42,7 @@ export interface PollerOptions {
 	 * moves on its own, and the loop never waits for checks.
 	 */
 	settleBeforeSleep?: boolean;
-	/** A number from 0 to 1 for each check sent again after a Retry-After (RETRY_JITTER; default 0: none). */
+	/** A number from 0 to 1 for each check sent again after a Retry-After (default 0: none). */
 	jitter?: () => number;
 }
 
@@ -91,9 +74,11 @@ export class TaskPoller {
 	private readonly inFlight = new Set<Promise<void>>();
 	/** The wait loop while it runs. */
 	private loop: Promise<void> = Promise.resolve();
+	private readonly queue: CheckQueue;
 
 	constructor(private readonly options: PollerOptions) {
 		const { signal } = options;
+		this.queue = options.queue ?? new CheckQueue(options.clock);
 		if (signal?.aborted) this.halt('cancelled');
 		else signal?.addEventListener('abort', () => this.halt('cancelled'), { once: true });
 	}
@@ -148,6 +133,7 @@ export class TaskPoller {
 		if (this.halted) return;
 		this.halted = kind;
 		this.wake.abort();
+		this.queue.cancelAll();
 		this.poke();
 		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
 	}
@@ -173,14 +159,7 @@ export class TaskPoller {
 				await Promise.all([...this.inFlight]);
 				continue;
 			}
-			const { leadMs = () => 0, spacingMs = 0 } = this.options;
-			// Spread within the budget, early by at most an interval (half of one when the budget is short,
-			// counting every task watched); a check after a Retry-After goes no sooner than it says.
-			const short = budgetIsShort([...this.tasks].map((task) => task.state.intervalMs), spacingMs);
-			const sendAt = latestSendTimes(
-				idle.map((task) => (task.dueAt >= task.state.deadline ? task.dueAt : task.dueAt - leadMs(task.state.intervalMs))),
-				spacingMs,
-			).map((at, index) => Math.max(at, earliestSendAt(idle[index].dueAt, idle[index].state.intervalMs, short), idle[index].state.notBefore ?? at));
+			const sendAt = planSendTimes(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs, this.options.leadMs);
 			const wakeAt = nextWakeAt(sendAt) as number;
 			const sleepMs = wakeAt - clock.now();
 			if (sleepMs > 0) {
@@ -194,22 +173,17 @@ export class TaskPoller {
 			}
 			const tickAt = clock.now();
 			// In the order they must go out: the budget sends them one after another in this order.
-			const due = idle.map((task, index) => ({ task, at: sendAt[index] })).filter(({ task, at }) => isDueInTick(at, tickAt, COALESCE_MS) && this.tasks.has(task));
+			const due = idle.map((task, index) => ({ task, at: sendAt[index] })).filter(({ task, at }) => isDueInTick(at, tickAt) && this.tasks.has(task));
 			for (const { task } of due.sort((a, b) => a.at - b.at)) this.check(task);
 		}
 		// Checked and cleared in one synchronous step, so a task added later restarts the loop.
 		this.running = false;
 	}
 
-	/** Sends one check of `task` in the status lane, without holding up the loop. */
+	/** Queues one check of `task`, without holding up the loop. */
 	private check(task: Watched): void {
 		task.checking = true;
-		const { clock } = this.options;
-		const dueAt = task.dueAt;
-		// Asked whenever a slot is given out: a check that falls behind while it waits moves up.
-		const urgency = () => checkUrgency(task.state, dueAt, clock.now());
-		const sent = this.options
-			.limit(async () => await this.pollOnce(task, urgency), urgency)
+		const sent = this.pollOnce(task)
 			.catch(() => undefined)
 			.finally(() => {
 				task.checking = false;
@@ -219,38 +193,65 @@ export class TaskPoller {
 		this.inFlight.add(sent);
 	}
 
-	private async pollOnce(task: Watched, urgency: Urgency): Promise<void> {
+	/** The check's turn in the queue (ranked anew at every turn), then the check. */
+	private async pollOnce(task: Watched): Promise<void> {
+		const { clock } = this.options;
+		const dueAt = task.dueAt;
+		let free: () => void;
+		try {
+			free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) });
+		} catch (refusal) {
+			if (this.halted || !this.tasks.has(task)) return;
+			return this.refused(task, refusal);
+		}
+		try {
+			await this.sendCheck(task);
+		} finally {
+			free();
+		}
+	}
+
+	private async sendCheck(task: Watched): Promise<void> {
 		if (this.halted || !this.tasks.has(task)) return;
 		const { clock } = this.options;
-		let sentAt = clock.now();
+		const sentAt = clock.now();
 		const remainingMs = waitEndOf(task.state) - sentAt;
-		// A check that waited for a slot past the task's wait end sends nothing more.
-		if (remainingMs <= 0) return task.settle(timeoutOutcome(task.state, task.state.record, sentAt, new Error('it found no turn in the status checks before the wait ended')));
+		if (remainingMs <= 0) return this.refused(task, undefined);
 		let answer: PollAnswer;
-		let wentOut = false;
 		try {
-			// When it really went out (after its turn in the budget): the next check is planned from then.
-			const sent = () => {
-				wentOut = true;
-				sentAt = clock.now();
-			};
-			answer = await this.options.poll(task.state.record.task_id, remainingMs, sent, urgency);
+			answer = await this.options.poll(task.state.record.task_id, remainingMs);
 		} catch (error) {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
 		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
 		if ('outcome' in decision) return task.settle(decision.outcome);
-		if (!wentOut) {
-			// Refused a turn in the budget before the wait's end, and not the last check: the next one goes
-			// a moment later (the last one, at Max Wait, goes first of all). Planned again at once, it was
-			// refused again at once, for ever, without time moving on.
-			const notBefore = Math.max(decision.state.notBefore ?? 0, clock.now() + NO_TURN_PAUSE_MS);
-			task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, notBefore };
-			task.dueAt = Math.max(decision.nextPollAt, notBefore);
-			return;
-		}
 		task.state = decision.state;
 		task.dueAt = decision.nextPollAt;
 	}
+
+	/**
+	 * No turn before the wait's end: the last check ends the wait (not seen done, and why); any
+	 * other goes again a moment later (planned again at once, it would be refused again at once,
+	 * for ever, without time moving on).
+	 */
+	private refused(task: Watched, refusal: unknown): void {
+		const { clock } = this.options;
+		const now = clock.now();
+		const error = noTurnError(task.state.record.task_id, refusal);
+		const decision = decideAfterPoll(task.state, { error, passing: true }, now, now);
+		if ('outcome' in decision) return task.settle(decision.outcome);
+		const notBefore = Math.max(decision.state.notBefore ?? 0, now + NO_TURN_PAUSE_MS);
+		task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, notBefore };
+		// task.dueAt stays: still the check it was, due when it was, it asks again a moment later and ranks as behind (promise 1).
+	}
+}
+
+/** A check the queue gave no turn before its task's wait ended (a passing failure: the next one may get one). */
+function noTurnError(taskId: string, refusal: unknown): GatewayError {
+	const away = refusal instanceof PastDeadline ? ` (its turn was ${(refusal.waitMs / 1000).toFixed(1)} s away, ${(Math.max(0, refusal.leftMs) / 1000).toFixed(1)} s were left)` : '';
+	return new GatewayError({
+		kind: 'rate_limit',
+		headline: `Checking video task ${shortTaskId(taskId)} failed: it found no turn in the run's Status Checks per Second before its wait ended${away}`,
+	});
 }

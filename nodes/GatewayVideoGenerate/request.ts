@@ -10,6 +10,7 @@ import { imageDataUrlProblem } from '../shared/files/base64';
 import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, streamableId } from '../shared/files/binary';
 import { Base64Text } from '../shared/wire/jsonBody';
 import type { FileWaitLimit } from '../shared/wire/fileWait';
+import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
@@ -179,10 +180,12 @@ export interface SubmitInput {
 
 /**
  * The submit body of a checked item. A binary first frame is read and encoded here, when the
- * submit goes out, so a run holds as many frames as submits in flight (Concurrency), not one per item.
+ * submit goes out, so a run holds as many frames as submits in flight (Concurrency), not one per
+ * item; its reads of the binary store end with the submit's limit (or a Stop), as the submit does.
  */
-export async function submitBody(ctx: IExecuteFunctions, itemIndex: number, input: SubmitInput, limit: FileWaitLimit): Promise<IDataObject> {
-	const image = input.frameProperty === undefined ? input.fields.image : await readFirstFrame(ctx, itemIndex, limit);
+export async function submitBody(ctx: IExecuteFunctions, client: GatewayClient, itemIndex: number, input: SubmitInput, limit: ItemLimit): Promise<IDataObject> {
+	const frameLimit = { scope: client.fileWaits(limit.notAfter), name: limit.limitName };
+	const image = input.frameProperty === undefined ? input.fields.image : await readFirstFrame(ctx, itemIndex, frameLimit);
 	return buildSubmitBody(image === undefined ? input.fields : { ...input.fields, image }, input.extraBody);
 }
 

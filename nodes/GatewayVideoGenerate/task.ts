@@ -59,11 +59,6 @@ export function taskIdProblem(taskId: string): string | undefined {
 	return undefined;
 }
 
-/** A task the submit answered with an ID that was refused: named, since the gateway may charge it. */
-export function refusedTaskText(taskId: string): string {
-	return `task "${taskId}", which cannot be checked (the gateway answered an ID that is no task path)`;
-}
-
 /**
  * Task ids longer than this are shortened in headlines; the item, the log line and the error's
  * description keep them whole (edge.ts adds the whole id to a description that lacks it).

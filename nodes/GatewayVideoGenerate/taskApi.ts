@@ -9,8 +9,8 @@ import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } 
 import { downloadToBinary } from '../shared/files/binary';
 import type { FileType } from '../shared/files/binary';
 import { GatewayError, isExpiredLinkStatus, isRefusal, missingResultError, storageMessage, withFields } from '../shared/failures/errors';
-import type { SendPace, Urgency } from '../shared/wire/pace';
-import type { GatewayClient } from '../shared/wire/transport';
+import { itemDeadline } from '../shared/wire/transport';
+import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
 import type { PollAnswer, TaskOutcome } from './pollDecision';
 import { VIDEO_PATH, statusPath } from './request';
@@ -115,14 +115,15 @@ function submitFailure(error: unknown): unknown {
  * Submits one task. A submit starts paid work, so the transport repeats it only when the gateway
  * certainly refused it (429, a refused connection); after a failure that leaves it open (5xx,
  * dropped connection, deadline, Stop) the task may exist, and the error says so instead of paying
- * twice. An answer without a task id quotes what the gateway sent. `waitAlone`: a Retry-After
- * holds only this submit, in its own slot (Generate's submit lane, whose pace a 429 still cuts).
+ * twice. An answer without a task id quotes what the gateway sent. `limit`: the item's (Generate:
+ * the task's Max Wait), else the submit's own. `waitAlone`: a Retry-After holds only this submit,
+ * in its own slot (Generate's submit lane, whose pace a 429 still cuts).
  */
-export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number, notAfter?: number, waitAlone = false): Promise<SubmittedTask> {
+export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number, limit?: ItemLimit, waitAlone = false): Promise<SubmittedTask> {
 	const what = 'Submitting the video task';
 	let answer: IDataObject;
 	try {
-		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, notAfter, limitName: notAfter === undefined ? undefined : MAX_WAIT_FIELD, retry: { idempotent: false }, retryAfterHoldsCallOnly: waitAlone, what });
+		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, ...limit, retry: { idempotent: false }, retryAfterHoldsCallOnly: waitAlone, what });
 	} catch (error) {
 		throw submitFailure(error);
 	}
@@ -207,37 +208,19 @@ function statusFailure(error: unknown, taskId: string): unknown {
 }
 
 /**
- * A poll of the wait loop: one attempt, bounded by the task's wait end (so an answer that drips
- * forever ends with Max Wait), and whether its failure is a passing one.
+ * A check of the wait loop: one attempt, sent at once (its turn and pace are the check queue's,
+ * checkSchedule.ts), bounded by what is left of the task's wait (so an answer that drips forever
+ * ends with Max Wait), and whether its failure is a passing one.
  */
-/**
- * `onSend`: called when the check goes out, after its turn in the budget (the wait loop plans the
- * next check from then); `urgency`: its place in the budget's queue (pace.ts).
- */
-export async function pollStatus(
-	client: GatewayClient,
-	taskId: string,
-	itemIndex: number,
-	notAfter: number,
-	budget?: SendPace,
-	onSend?: () => void,
-	urgency?: Urgency,
-): Promise<PollAnswer> {
+export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, remainingMs: number): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
 		answer = await client.json({
 			path: statusPath(taskId),
 			itemIndex,
-			// Many tasks' checks are spread out, within the run's budget of status checks per second,
-			// a pace of their own: submits' 429s do not hold them back, nor theirs the submits.
-			pace: budget,
-			paceUrgency: urgency,
-			ownPaceOnly: true,
-			onSend,
 			retry: false,
 			deadlineMs: STATUS_DEADLINE_MS,
-			notAfter,
-			limitName: MAX_WAIT_FIELD,
+			...itemDeadline(Math.max(1, remainingMs), MAX_WAIT_FIELD),
 			what: `Checking video task ${shortTaskId(taskId)}`,
 			errorFields: { task_id: taskId },
 		});
@@ -364,9 +347,10 @@ function expiredLinkError(error: unknown, record: TaskRecord, itemIndex: number)
 /**
  * Streams the finished task's video into binary data (binary.ts refuses what is not a video and
  * names n8n's storage limits). The transport sends the key only to a link on the gateway's own
- * origin. A link that answers 403, 404 or 410 has expired.
+ * origin. A link that answers 403, 404 or 410 has expired. `limit`: Generate's, the task's Max
+ * Wait (the whole task is one limit).
  */
-export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClient, record: TaskRecord, itemIndex: number, notAfter?: number): Promise<IBinaryData> {
+export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClient, record: TaskRecord, itemIndex: number, limit?: ItemLimit): Promise<IBinaryData> {
 	const id = shortTaskId(record.task_id);
 	const fields = taskFields(record);
 	const again = `Run the Download operation with task ID ${id} to try again: it asks the gateway for a fresh link.`;
@@ -381,8 +365,8 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		mediaPrefix: 'video/',
 		naming: { baseName: `video-${record.task_id}`, fallback: MP4 },
 		itemIndex,
-		// Within the task's Max Wait when Generate downloads it (the whole task is one limit).
-		deadlineMs: notAfter === undefined ? DOWNLOAD_DEADLINE_MS : Math.max(1, Math.min(DOWNLOAD_DEADLINE_MS, notAfter - Date.now())),
+		deadlineMs: DOWNLOAD_DEADLINE_MS,
+		...limit,
 		errorFields: fields,
 		nextStep: again,
 		downloadOption: 'Download Video',

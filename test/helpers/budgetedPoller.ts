@@ -1,12 +1,13 @@
 /**
- * The wait loop as generate.ts wires it, on a virtual clock: a status lane, a fixed budget of
- * checks per second (SendPace), and a check that goes out only after its turn. Shared by the
- * tests of the check order (which check gets the next turn when the budget is short).
+ * The wait loop as generate.ts wires it, on a virtual clock: the check queue (checkSchedule.ts)
+ * with its slots and its budget of checks per second, a check going out when the queue gives its
+ * turn. Shared by the tests of the check order (which check gets the next turn when the budget is
+ * short); refusals are the turns the queue refused.
  */
-import { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
+import { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
 import type { PollAnswer } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import { BUDGET_PACE, SendPace } from '../../nodes/shared/wire/pace';
+import { BUDGET_PACE } from '../../nodes/shared/wire/pace';
 import { createVirtualClock } from './virtualClock';
 
 export interface Check {
@@ -14,43 +15,41 @@ export interface Check {
 	at: number;
 }
 
-/** Refusals of one check at one virtual instant after which the test gives up on it (a spin that never lets time move). */
-const SPIN_GUARD = 200;
-
 /** `answerOf` gets the task id and which check of that task it is (1 for the first one that went out). */
 export function budgetedPoller(perSecond: number, answerOf: (taskId: string, checkNumber: number) => PollAnswer, laneSlots = 100) {
 	const clock = createVirtualClock(0);
-	const budget = new SendPace(clock, BUDGET_PACE, perSecond);
-	const lane = new Lane(laneSlots);
+	const queue = new CheckQueue(clock, { slots: laneSlots, spacingMs: (1000 / perSecond) * BUDGET_PACE.gapMargin });
 	const checks: Check[] = [];
 	const refusals: Check[] = [];
 	const checksOf = new Map<string, number>();
 	const refusedAt = new Map<string, number>();
 	let maxRefusalsAtOnce = 0;
+	// Records every turn the queue refused.
+	const take = queue.take.bind(queue);
+	queue.take = async (check) => {
+		try {
+			return await take(check);
+		} catch (error) {
+			const { taskId } = check;
+			refusals.push({ taskId, at: clock.now() });
+			const key = `${taskId}@${clock.now()}`;
+			const count = (refusedAt.get(key) ?? 0) + 1;
+			refusedAt.set(key, count);
+			maxRefusalsAtOnce = Math.max(maxRefusalsAtOnce, count);
+			throw error;
+		}
+	};
 	const poller = new TaskPoller({
 		clock,
-		limit: async (task, priority) => await lane.run(task, priority),
-		spacingMs: (1000 / perSecond) * BUDGET_PACE.gapMargin,
-		poll: async (taskId, remainingMs, sent, urgency): Promise<PollAnswer> => {
-			try {
-				await budget.wait(undefined, clock.now() + remainingMs, urgency);
-			} catch (error) {
-				refusals.push({ taskId, at: clock.now() });
-				const key = `${taskId}@${clock.now()}`;
-				const count = (refusedAt.get(key) ?? 0) + 1;
-				refusedAt.set(key, count);
-				maxRefusalsAtOnce = Math.max(maxRefusalsAtOnce, count);
-				// like pollStatus: no turn (PastDeadline) is a rate_limit, a passing failure
-				return { error: error as Error, passing: count < SPIN_GUARD };
-			}
-			sent();
+		queue,
+		poll: async (taskId): Promise<PollAnswer> => {
 			checks.push({ taskId, at: clock.now() });
 			const checkNumber = (checksOf.get(taskId) ?? 0) + 1;
 			checksOf.set(taskId, checkNumber);
 			return answerOf(taskId, checkNumber);
 		},
 	});
-	return { clock, poller, checks, refusals, maxRefusalsAtOnce: () => maxRefusalsAtOnce };
+	return { clock, poller, queue, checks, refusals, maxRefusalsAtOnce: () => maxRefusalsAtOnce };
 }
 
 export const running = (taskId: string): PollAnswer => ({ task: { task_id: taskId, status: 'IN_PROGRESS' } });

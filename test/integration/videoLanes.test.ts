@@ -7,6 +7,7 @@
  */
 import type { INodeExecutionData } from 'n8n-workflow';
 
+import type { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import type { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
 import { realClock } from '../../nodes/shared/wire/timing';
 import { startScriptedVideoGateway, runVideoNode } from './videoLoopback';
@@ -123,7 +124,7 @@ describe('status checks spend their budget (issue 19)', () => {
 			doneAfterMs: submitLatencyMs + 7000,
 			status: (taskId, n, self) => ({ ...self.taskState(taskId), delayMs: drawnMs(n, 1000, 3000) }),
 		}));
-		let lanes: { checks: Lane } | undefined;
+		let lanes: { checks: CheckQueue } | undefined;
 		const result = await runVideoNode(
 			g,
 			{ options: { maxWaitSeconds: 30, pollIntervalSeconds: 5, statusChecksPerSecond: 10, concurrency: 10, downloadVideo: false } },

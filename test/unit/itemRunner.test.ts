@@ -1,6 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 
 import { mapConcurrent, runPerItem } from '../../nodes/shared/items/itemRunner';
+import type { FailedRun } from '../../nodes/shared/items/itemRunner';
 import { fieldError } from '../../nodes/shared/items/validate';
 import { createExecuteContext } from '../helpers/executeContext';
 
@@ -125,5 +126,34 @@ describe('runPerItem', () => {
 		await expect(failure).rejects.not.toThrow('pk-wrong-key-123');
 		expect(run).not.toHaveBeenCalled();
 		expect(requests).toEqual([]);
+	});
+});
+
+describe('runPerItem: the paid work of a failed run', () => {
+	const items = [0, 1, 2, 3, 4].map((n) => ({ json: { n } }));
+
+	it('hands the operation how every item got on, and the edge puts its words and data into the one error', async () => {
+		const { ctx } = createExecuteContext({ parameters: { options: { concurrency: 3 } }, items, credentials });
+		let seen: FailedRun | undefined;
+		const error = (await runPerItem(ctx, {
+			prepare: (itemIndex) => itemIndex,
+			run: async (input) => {
+				await tick(input === 2 ? 1 : 20); // item 2 fails first; 0 and 1 are still on their way
+				if (input === 2) throw new NodeOperationError(ctx.getNode(), 'item 2 refused', { itemIndex: 2 });
+				if (input === 1) throw new NodeOperationError(ctx.getNode(), 'item 1 broke too', { itemIndex: 1 });
+				return { task_id: `task_${input}` };
+			},
+			paidWork: (run) => {
+				seen = run;
+				return { text: 'Paid: item 0.', fields: { paid: [0] } };
+			},
+		}).catch((caught: unknown) => caught)) as NodeOperationError;
+		expect(error.message).toBe('item 2 refused');
+		expect(error.description).toBe('Paid: item 0.');
+		expect(error.context.itemFields).toEqual({ paid: [0] });
+		expect(seen?.failedItem).toBe(2);
+		expect([...(seen?.outputs.keys() ?? [])]).toEqual([0]);
+		expect([...(seen?.failures.keys() ?? [])].sort()).toEqual([1, 2]);
+		expect(seen?.notStarted).toEqual([3, 4]);
 	});
 });

@@ -249,50 +249,15 @@ describe('SendPace, a hold or a cut that comes while a request waits for its slo
 	});
 });
 
-describe('SendPace, urgency (issue 19, bench row 11e: a task\'s last check before routine ones)', () => {
-	it('a more urgent request goes before the ones waiting; equal ones keep the order they came in', async () => {
+describe('SendPace, one order (the status checks\' order is the check queue\'s, checkSchedule.ts)', () => {
+	it('serves the requests waiting in the order they came', async () => {
 		const clock = createFakeClock(0);
 		const pace = new SendPace(clock, DEFAULT_PACE, 1);
 		await pace.wait();
-		const order: string[] = [];
-		const waiting = [
-			pace.wait(undefined, undefined, Number.POSITIVE_INFINITY).then(() => order.push('routine 1')),
-			pace.wait(undefined, undefined, Number.POSITIVE_INFINITY).then(() => order.push('routine 2')),
-			pace.wait(undefined, undefined, 50_000).then(() => order.push('last, deadline 50 s')),
-			pace.wait(undefined, undefined, 20_000).then(() => order.push('last, deadline 20 s')),
-			pace.wait(undefined, undefined, Number.POSITIVE_INFINITY).then(() => order.push('routine 3')),
-		];
-		await Promise.all(waiting);
-		expect(order).toEqual(['last, deadline 20 s', 'last, deadline 50 s', 'routine 1', 'routine 2', 'routine 3']);
+		const order: number[] = [];
+		await Promise.all([1, 2, 3, 4].map(async (n) => await pace.wait().then(() => order.push(n))));
+		expect(order).toEqual([1, 2, 3, 4]);
 		// still one slot a second
-		expect(clock.now()).toBe(5000);
-	});
-
-	it('a request pushed past its deadline by more urgent ones that came after it fails then (PastDeadline), not when its slot would have come', async () => {
-		const clock = createFakeClock(0);
-		const pace = new SendPace(clock, DEFAULT_PACE, 1);
-		await pace.wait();
-		// Its slot is 1 s away, within its 2.5 s; then three more urgent requests come.
-		const routine = pace.wait(undefined, 2500, Number.POSITIVE_INFINITY).catch((reason: unknown) => reason);
-		const urgent = [1, 2, 3].map(() => pace.wait(undefined, undefined, 10_000));
-		expect(await routine).toMatchObject({ reason: 'turn' });
-		expect(clock.now()).toBeLessThanOrEqual(2500);
-		await Promise.all(urgent);
-		expect(clock.now()).toBe(3000);
-	});
-
-	it('asks an urgency function each time a slot is given out: a request that becomes urgent while it waits moves up', async () => {
-		const clock = createFakeClock(0);
-		const pace = new SendPace(clock, DEFAULT_PACE, 1);
-		await pace.wait();
-		const order: string[] = [];
-		const waiting = [
-			pace.wait(undefined, undefined, 10).then(() => order.push('fixed 10')),
-			pace.wait(undefined, undefined, 20).then(() => order.push('fixed 20')),
-			// 30 until 1.5 s, then 0
-			pace.wait(undefined, undefined, () => (clock.now() > 1500 ? 0 : 30)).then(() => order.push('late riser')),
-		];
-		await Promise.all(waiting);
-		expect(order).toEqual(['fixed 10', 'late riser', 'fixed 20']);
+		expect(clock.now()).toBe(4000);
 	});
 });

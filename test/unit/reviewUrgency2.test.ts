@@ -1,13 +1,12 @@
 /**
- * Hostile review of the tiered check urgency (96210f2): checkUrgency as a function urgency in
- * SendPace and the status Lane, and the "no turn before the wait's end → timeout" rule in
+ * Hostile review of the tiered check urgency (96210f2), now rankOf in the check queue
+ * (checkSchedule.ts; it was a function urgency in SendPace and the status Lane), and the "no turn before the wait's end → timeout" rule in
  * poller.ts pollOnce. Virtual clock with a timer queue.
  */
-import { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
-import { checkUrgency, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { CheckQueue, Tier, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { PollAnswer, TaskOutcome, WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
-import { BUDGET_PACE, SendPace } from '../../nodes/shared/wire/pace';
 import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 import { createVirtualClock } from '../helpers/virtualClock';
 
@@ -36,13 +35,13 @@ describe('review-urgency2: the "no turn before the wait ends" rule', () => {
 	}, 60_000);
 });
 
-describe('review-urgency2: SendPace refuses by the urgency of now, not the one a waiter will have', () => {
+describe('review-urgency2: the check queue refuses by the rank of now, not the one a waiter will have', () => {
 	it("a task's last check that arrives on time behind a backlog of behind checks is refused at once, though 0.5 s later it would be the most urgent and go out within its wait", async () => {
 		const clock = createVirtualClock(0);
-		const budget = new SendPace(clock, BUDGET_PACE, 10); // 110 ms apart
-		// 30 routine checks that fell behind (tier BEHIND_ROUTINE of tasks with Max Wait far off): 3.3 s of turns.
-		const backlog: Array<Promise<void>> = [];
-		for (let i = 0; i < 30; i++) backlog.push(budget.wait(undefined, undefined, 600_000 - 1e13).catch(() => undefined));
+		const budget = new CheckQueue(clock, { spacingMs: 110 }); // 10 checks/s, 110 ms apart
+		// 30 routine checks that fell behind (tier Behind, of tasks with Max Wait far off): 3.3 s of turns.
+		const backlog: Array<Promise<unknown>> = [];
+		for (let i = 0; i < 30; i++) backlog.push(budget.take({ taskId: `b${i}`, rank: () => [Tier.Behind, 600_000], notAfter: Number.POSITIVE_INFINITY }).catch(() => undefined));
 		await clock.runUntil(() => true);
 		// A task whose Max Wait is at 1 s (deadline 1000, wait end 2500): its last check comes in at its deadline.
 		const state: Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'intervalMs'> = { submittedAt: -59_000, deadline: 1000, intervalMs: 5000, lastSeenAt: -4000 };
@@ -51,7 +50,7 @@ describe('review-urgency2: SendPace refuses by the urgency of now, not the one a
 			await clock.sleep(1000);
 			const dueAt = state.deadline;
 			try {
-				await budget.wait(undefined, waitEndOf(state), () => checkUrgency(state, dueAt, clock.now()));
+				await budget.take({ taskId: 'T', rank: () => rankOf(state, dueAt, clock.now()), notAfter: waitEndOf(state) });
 				result = `sent at ${clock.now()}`;
 			} catch (error) {
 				result = `refused at ${clock.now()}: ${(error as Error).message}`;
@@ -93,12 +92,15 @@ describe('review-urgency2: tasks never seen hog the unseen tier', () => {
 describe('review-urgency2: a routine check that waits into the last second is the last check, but keeps a routine rank', () => {
 	it('a check due 3 s before Max Wait, still queued at Max Wait (so the task gets no other last check), is refused at the wait end behind tasks merely unseen', async () => {
 		const clock = createVirtualClock(0);
-		const budget = new SendPace(clock, BUDGET_PACE, 10); // 110 ms apart
 		const gap = 110;
+		const budget = new CheckQueue(clock, { spacingMs: gap }); // 10 checks/s
 		// A steady backlog of checks of tasks unseen for two intervals: 20 waiting, and one more per turn for 10 s.
-		const others: Array<Promise<void>> = [];
+		const others: Array<Promise<unknown>> = [];
 		let seq = 0;
-		const addUnseen = () => others.push(budget.wait(undefined, undefined, -2e13 + seq++).catch(() => undefined));
+		const addUnseen = () => {
+			const at = seq++;
+			others.push(budget.take({ taskId: `u${at}`, rank: () => [Tier.BehindNearMaxWait, at], notAfter: Number.POSITIVE_INFINITY }).catch(() => undefined));
+		};
 		for (let i = 0; i < 20; i++) addUnseen();
 		void (async () => {
 			for (let t = 0; t < 10_000; t += gap) {
@@ -113,7 +115,7 @@ describe('review-urgency2: a routine check that waits into the last second is th
 			await clock.sleep(1000);
 			const dueAt = 1000;
 			try {
-				await budget.wait(undefined, waitEndOf(state), () => checkUrgency(state, dueAt, clock.now()));
+				await budget.take({ taskId: 'T', rank: () => rankOf(state, dueAt, clock.now()), notAfter: waitEndOf(state) });
 				result = `sent at ${clock.now()}`;
 			} catch (error) {
 				result = `refused at ${clock.now()}: ${(error as Error).message}`;

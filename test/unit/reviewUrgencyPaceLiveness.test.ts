@@ -1,4 +1,4 @@
-/** Review of the priority-queue SendPace: every wait ends and the budget holds, under random aborts, holds, urgencies and deadlines (virtual clock). */
+/** Review of SendPace: every wait ends and the budget holds, under random aborts, holds and deadlines (virtual clock; urgencies are the check queue's now, see checkSchedule.property.test.ts). */
 import { BUDGET_PACE, SendPace } from '../../nodes/shared/wire/pace';
 import { createVirtualClock } from '../helpers/virtualClock';
 
@@ -23,12 +23,11 @@ describe('review-urgency: SendPace liveness and budget (seeded survey)', () => {
 					if (random() < 0.03) budget.holdFor(Math.floor(random() * 3000));
 					const controller = new AbortController();
 					const notAfter = random() < 0.6 ? clock.now() + Math.floor(random() * 8000) : undefined;
-					const urgency = random() < 0.5 ? Math.floor(random() * 5) : Number.POSITIVE_INFINITY;
 					if (random() < 0.2) {
 						const after = Math.floor(random() * 2000);
 						void clock.sleep(after).then(() => controller.abort());
 					}
-					void budget.wait(controller.signal, notAfter, urgency).then(
+					void budget.wait(controller.signal, notAfter).then(
 						() => {
 							released.push(clock.now());
 							settled++;

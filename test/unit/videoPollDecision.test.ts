@@ -1,4 +1,6 @@
-import { BEHIND_MS, FAILURE_RUN_LIMIT, RETRY_JITTER, LAST_ANSWER_MS, budgetIsShort, checkUrgency, earliestSendAt, decideAfterPoll, failureRunIsFatal, firstCheckAt, isDueInTick, isPassingPollFailure, latestSendTimes, nextWakeAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { BEHIND_MS, RETRY_JITTER, Tier, budgetIsShort, compareRanks, earliestSendAt, isDueInTick, latestSendTimes, nextWakeAt, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import type { CheckRank } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isPassingPollFailure, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
@@ -173,48 +175,49 @@ describe('a check sent again after a Retry-After (issue 19, bench row 11e)', () 
 	});
 });
 
-describe('checkUrgency: last checks first; on time by due time; behind: near Max Wait, then by last send (issue 19, rows 8b, 11a, 11b, 11e)', () => {
+describe('rankOf (was checkUrgency; a rank is a pair now, compared with compareRanks): last checks first; on time by due time; behind: near Max Wait, then by last send (issue 19, rows 8b, 11a, 11b, 11e)', () => {
 	const task = (deadline: number, lastSentAt?: number) => ({ deadline, submittedAt: 0, lastSentAt, intervalMs: 30_000 });
 	it('a check on time goes by its due time, whatever its task', () => {
-		expect(checkUrgency(task(150_000), 31_000, 30_900)).toBeLessThan(checkUrgency(task(120_000), 31_500, 30_900));
+		expect(compareRanks(rankOf(task(150_000), 31_000, 30_900), rankOf(task(120_000), 31_500, 30_900))).toBeLessThan(0);
 		// within BEHIND_MS of its due time it is still on time
-		expect(checkUrgency(task(120_000), 60_000, 60_000 + BEHIND_MS)).toBe(60_000);
+		expect(rankOf(task(120_000), 60_000, 60_000 + BEHIND_MS)).toEqual([Tier.OnTime, 60_000]);
 	});
 	it('a check more than BEHIND_MS past its due time goes before every check on time (epoch times too)', () => {
 		const now = 60_000 + BEHIND_MS + 1;
-		expect(checkUrgency(task(150_000, 50_000), 60_000, now)).toBeLessThan(checkUrgency(task(120_000), 60_400, now));
+		expect(compareRanks(rankOf(task(150_000, 50_000), 60_000, now), rankOf(task(120_000), 60_400, now))).toBeLessThan(0);
 		const epoch = Date.now();
 		const behind = { deadline: epoch + 120_000, submittedAt: epoch - 60_000, lastSentAt: epoch - 1000, intervalMs: 30_000 };
-		expect(checkUrgency(behind, epoch - 1000, epoch)).toBeLessThan(checkUrgency({ ...behind, deadline: epoch + 60_000 }, epoch, epoch));
+		expect(compareRanks(rankOf(behind, epoch - 1000, epoch), rankOf({ ...behind, deadline: epoch + 60_000 }, epoch, epoch))).toBeLessThan(0);
 	});
 	it('last checks first (nearest Max Wait first), then behind checks in their last interval (nearest Max Wait first), then the longest since its last send', () => {
 		const now = 200_000;
-		const lastNear = checkUrgency(task(120_000, 190_000), 120_000, now);
-		const lastFar = checkUrgency(task(250_000, 190_000), 250_000, now);
-		const nearA = checkUrgency(task(215_000, 190_000), 180_000, now);
-		const nearB = checkUrgency(task(225_000, 100_000), 180_000, now);
-		const sentLongAgo = checkUrgency(task(400_000, 100_000), 180_000, now);
-		const sentLately = checkUrgency(task(300_000, 170_000), 180_000, now);
-		const order = [lastNear, lastFar, nearA, nearB, sentLongAgo, sentLately];
-		expect(order).toEqual([...order].sort((x, y) => x - y));
+		const lastNear = rankOf(task(120_000, 190_000), 120_000, now);
+		// in its last second (a check due at Max Wait but sent earlier is routine: counterexample of checkSchedule.property.test.ts)
+		const lastFar = rankOf(task(200_500, 190_000), 200_500, now);
+		const nearA = rankOf(task(215_000, 190_000), 180_000, now);
+		const nearB = rankOf(task(225_000, 100_000), 180_000, now);
+		const sentLongAgo = rankOf(task(400_000, 100_000), 180_000, now);
+		const sentLately = rankOf(task(300_000, 170_000), 180_000, now);
+		const order: CheckRank[] = [lastNear, lastFar, nearA, nearB, sentLongAgo, sentLately];
+		expect(order).toEqual([...order].sort(compareRanks));
 		// a task never checked counts from when it was last seen, or its submit
-		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now)).toBeLessThan(sentLongAgo);
-		expect(checkUrgency({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now)).toBeGreaterThan(sentLongAgo);
+		expect(compareRanks(rankOf({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now), sentLongAgo)).toBeLessThan(0);
+		expect(compareRanks(rankOf({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now), sentLongAgo)).toBeGreaterThan(0);
 	});
 	it("a task's check at Max Wait after it was seen by a check sent in its last interval: after the last checks of tasks not seen in theirs, before every other check", () => {
 		const now = 200_000;
 		const seen = { deadline: 200_000, submittedAt: 80_000, intervalMs: 30_000, lastSentAt: 185_000, lastSeenSentAt: 185_000 };
-		const look = checkUrgency(seen, 200_000, now);
-		const unseen = checkUrgency({ ...seen, lastSentAt: 169_000, lastSeenSentAt: 169_000 }, 200_000, now);
-		const onTime = checkUrgency(task(400_000, 195_000), 200_400, now);
-		const behind = checkUrgency(task(400_000, 150_000), 180_000, now);
-		const behindNearMaxWait = checkUrgency(task(205_000, 150_000), 180_000, now);
-		const order = [unseen, look, behindNearMaxWait, behind, onTime];
-		expect(order).toEqual([...order].sort((x, y) => x - y));
+		const look = rankOf(seen, 200_000, now);
+		const unseen = rankOf({ ...seen, lastSentAt: 169_000, lastSeenSentAt: 169_000 }, 200_000, now);
+		const onTime = rankOf(task(400_000, 195_000), 200_400, now);
+		const behind = rankOf(task(400_000, 150_000), 180_000, now);
+		const behindNearMaxWait = rankOf(task(205_000, 150_000), 180_000, now);
+		const order: CheckRank[] = [unseen, look, behindNearMaxWait, behind, onTime];
+		expect(order).toEqual([...order].sort(compareRanks));
 		// the nearest Max Wait first among looks too
-		expect(checkUrgency({ ...seen, deadline: 201_000 }, 201_000, now)).toBeGreaterThan(look);
+		expect(compareRanks(rankOf({ ...seen, deadline: 201_000 }, 201_000, now), look)).toBeGreaterThan(0);
 		// its check in the last interval failed (sent, never answered): the check at Max Wait is still the last one it needs
-		expect(checkUrgency({ ...seen, lastSeenSentAt: 150_000 }, 200_000, now)).toBe(unseen);
+		expect(rankOf({ ...seen, lastSeenSentAt: 150_000 }, 200_000, now)).toEqual(unseen);
 	});
 });
 

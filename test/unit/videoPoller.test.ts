@@ -1,8 +1,9 @@
+import { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
+import { createLimiter } from '../../nodes/shared/items/itemRunner';
 import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
 import { GatewayError } from '../../nodes/shared/failures/errors';
-import { createLimiter } from '../../nodes/shared/items/itemRunner';
 import { createFakeClock } from '../helpers/fakeClock';
 import type { FakeClock } from '../helpers/fakeClock';
 
@@ -21,16 +22,20 @@ function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | 
 	const remaining: number[] = [];
 	let inFlight = 0;
 	let peak = 0;
+	const queue = new CheckQueue(clock, { slots: options.limit ?? 10, spacingMs: options.spacingMs });
+	const take = queue.take.bind(queue);
+	// a wait for the check's turn in the budget, before it goes out
+	queue.take = async (check) => {
+		const free = await take(check);
+		if (options.turnMs) clock.advance(options.turnMs);
+		return free;
+	};
 	const poller = new TaskPoller({
 		clock,
 		signal: options.signal,
-		limit: createLimiter(options.limit ?? 10),
-		spacingMs: options.spacingMs,
+		queue,
 		leadMs: options.leadMs,
-		poll: async (taskId, remainingMs, sent) => {
-			// a wait for the check's turn in the budget, before it goes out
-			if (options.turnMs) clock.advance(options.turnMs);
-			sent();
+		poll: async (taskId, remainingMs) => {
 			polls.push({ taskId, at: clock.now() });
 			remaining.push(remainingMs);
 			inFlight++;
@@ -162,7 +167,7 @@ describe('TaskPoller', () => {
 		const polls: number[] = [];
 		const poller = new TaskPoller({
 			clock,
-			limit: createLimiter(10),
+			queue: new CheckQueue(clock, { slots: 10 }),
 			poll: async (taskId, remainingMs) => {
 				polls.push(clock.now());
 				if (polls.length === 1) return { task: { task_id: taskId, status: 'IN_PROGRESS', progress: '10%' } };
@@ -189,7 +194,7 @@ describe('TaskPoller', () => {
 		const poller = new TaskPoller({
 			clock,
 			// one slot, taken by a poll of "slow" that ends past the wait end of "a"
-			limit: createLimiter(1),
+			queue: new CheckQueue(clock, { slots: 1 }),
 			poll: async (taskId) => {
 				polls.push(taskId);
 				if (taskId === 'slow') clock.advance(20_000);
@@ -232,7 +237,7 @@ describe('TaskPoller', () => {
 		const at: Record<string, number[]> = { slow: [], late: [] };
 		const poller = new TaskPoller({
 			clock,
-			limit: createLimiter(10),
+			queue: new CheckQueue(clock, { slots: 10 }),
 			poll: async (taskId) => {
 				at[taskId].push(clock.now());
 				if (taskId === 'slow' && at.slow.length === 1) {
@@ -276,7 +281,7 @@ describe('TaskPoller', () => {
 		expect(await poller.watch(queued('a'), wait)).toMatchObject({ kind: 'unreachable', failedPolls: 1 });
 		const throwing = new TaskPoller({
 			clock,
-			limit: createLimiter(1),
+			queue: new CheckQueue(clock, { slots: 1 }),
 			poll: async () => {
 				throw new Error('bug');
 			},

@@ -6,6 +6,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { asNodeError, errorItem } from '../failures/edge';
+import type { RunAddendum } from '../failures/edge';
 import { GatewayClient } from '../wire/transport';
 
 export const DEFAULT_CONCURRENCY = 10;
@@ -137,38 +138,36 @@ export interface PerItemOperation<P> {
 	/** Calls the gateway for one item. */
 	run(input: P, itemIndex: number, client: GatewayClient): Promise<ItemOutput>;
 	/**
-	 * For paid work that leaves something to fetch later (a video task): what a finished item's
-	 * output names, e.g. its task id. When another item fails the run, the run's error lists these,
-	 * since n8n keeps no output of a failed node.
+	 * For paid work that leaves something to fetch later (a video task): what the run's error adds
+	 * when an item fails the run. n8n keeps no output of a failed node, and the other items'
+	 * errors are shown nowhere else, so the error lists what they paid for.
 	 */
-	paidRecord?(output: INodeExecutionData[]): string | undefined;
-	/**
-	 * The same for an item that failed after the gateway may have acted (a submit answered with a
-	 * task id that cannot be polled): what its error names. Another item's failure fails the run,
-	 * and this item's error is then shown nowhere else.
-	 */
-	paidRecordOfFailure?(error: unknown): string | undefined;
+	paidWork?(run: FailedRun): RunAddendum | undefined;
 }
 
-/** "item 0: task_1; item 2: task_7": the paid work finished items did, for the run's error. */
-function paidRecordsText<P>(
+/** A run that an item's failure ended: how each item got on. */
+export interface FailedRun {
+	/** The item whose failure ended the run. */
+	failedItem: number;
+	/** The output of every item that finished. */
+	outputs: ReadonlyMap<number, INodeExecutionData[]>;
+	/** The error of every item that failed, the first one included. */
+	failures: ReadonlyMap<number, unknown>;
+	/** The items that never started, in order. */
+	notStarted: number[];
+}
+
+/** What the operation adds to the error of the item that failed the run. */
+function paidWorkOf<P>(
 	operation: PerItemOperation<P>,
-	outputs: Map<number, INodeExecutionData[]>,
-	otherFailures: Map<number, unknown>,
 	failedItem: number | undefined,
-): string | undefined {
-	const records = new Map<number, string>();
-	for (const [itemIndex, items] of outputs) {
-		if (itemIndex === failedItem || items.some((item) => item.json.error !== undefined)) continue;
-		const record = operation.paidRecord?.(items);
-		if (record) records.set(itemIndex, record);
-	}
-	for (const [itemIndex, error] of otherFailures) {
-		const record = operation.paidRecordOfFailure?.(error);
-		if (record) records.set(itemIndex, record);
-	}
-	const lines = [...records].sort(([a], [b]) => a - b).map(([itemIndex, record]) => `item ${itemIndex}: ${record}`);
-	return lines.length ? `Other items reached the gateway before the run stopped, and their work may be paid for: ${lines.join('; ')}.` : undefined;
+	valid: Array<PreparedItem<P>>,
+	outputs: ReadonlyMap<number, INodeExecutionData[]>,
+	failures: ReadonlyMap<number, unknown>,
+): RunAddendum | undefined {
+	if (failedItem === undefined || !operation.paidWork) return undefined;
+	const notStarted = valid.map(({ itemIndex }) => itemIndex).filter((itemIndex) => !outputs.has(itemIndex) && !failures.has(itemIndex));
+	return operation.paidWork({ failedItem, outputs, failures, notStarted });
 }
 
 /** Checks every item, then runs them concurrently; returns the node's single output. */
@@ -186,8 +185,7 @@ export async function runPerItem<P>(
 		const client = await GatewayClient.create(ctx);
 		const continueOnFail = ctx.continueOnFail();
 		let failedItem: number | undefined;
-		// Failures of other lanes after the first: their errors are shown nowhere else.
-		const otherFailures = new Map<number, unknown>();
+		const failures = new Map<number, unknown>();
 		try {
 			// The first failure ends the run: every other lane's waits end and nothing new starts; a
 			// request in flight runs to its answer (a paid task it created is named in the error), and
@@ -201,7 +199,8 @@ export async function runPerItem<P>(
 					} catch (error) {
 						if (!continueOnFail) {
 							failedItem ??= itemIndex;
-							if (failedItem !== itemIndex) otherFailures.set(itemIndex, error);
+							failures.set(itemIndex, error);
+							// Ends the run; its error is built once every lane has settled, below.
 							throw asNodeError(ctx.getNode(), error, itemIndex, client.masker);
 						}
 						outputs.set(itemIndex, [errorItem(ctx.getNode(), error, itemIndex, client.masker)]);
@@ -210,12 +209,9 @@ export async function runPerItem<P>(
 				() => client.windDown(),
 			);
 		} catch (error) {
-			// Already the node's error (thrown by the lane above); the finished items' paid work is added.
-			const nodeError = asNodeError(ctx.getNode(), error, failedItem, client.masker);
-			const paid = paidRecordsText(operation, outputs, otherFailures, failedItem);
-			// Task ids come from the gateway's answers: masked like every other word of the error.
-			if (paid) nodeError.description = client.masker.mask(nodeError.description ? `${nodeError.description} ${paid}` : paid);
-			throw nodeError;
+			// The first failure, with the paid work of the other items (masked with it, at the edge).
+			const first = failedItem === undefined ? error : failures.get(failedItem);
+			throw asNodeError(ctx.getNode(), first, failedItem, client.masker, paidWorkOf(operation, failedItem, valid, outputs, failures));
 		} finally {
 			client.close();
 		}

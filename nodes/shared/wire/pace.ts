@@ -36,31 +36,10 @@ export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5,
  */
 export const BUDGET_PACE: PaceTuning = { ...DEFAULT_PACE, gapMargin: 1.1 };
 
-/**
- * A request's place in the queue: lower goes first. A number, or a function asked each time a
- * slot is given out, for an order that changes while requests wait (a check that falls behind
- * its due time).
- */
-export type Urgency = number | (() => number);
-
-export function urgencyNow(urgency: Urgency): number {
-	return typeof urgency === 'number' ? urgency : urgency();
-}
-
 interface PaceWaiter {
-	urgency: Urgency;
-	arrival: number;
 	notAfter?: number;
 	/** Gives the slot (no error) or refuses it. */
 	settle(error?: Error): void;
-}
-
-/** The waiters, the most urgent now first (Infinity: the least), equal ones in the order they came. */
-function inOrder(waiters: readonly PaceWaiter[]): PaceWaiter[] {
-	return waiters
-		.map((waiter) => ({ waiter, key: urgencyNow(waiter.urgency) }))
-		.sort((a, b) => (a.key !== b.key ? (a.key < b.key ? -1 : 1) : a.waiter.arrival - b.waiter.arrival))
-		.map(({ waiter }) => waiter);
 }
 
 /** Sends within the window that make a burst worth measuring when none got through yet. */
@@ -72,12 +51,10 @@ export class SendPace {
 	/** When the last paced request went out. */
 	private lastRelease = Number.NEGATIVE_INFINITY;
 	/**
-	 * Requests waiting for their slot, the most urgent first (equal urgency: in the order they
-	 * came). One pump gives the slots out: each slot's time is computed when it comes, with the
+	 * Requests waiting for their slot, in the order they came. One pump gives the slots out: each slot's time is computed when it comes, with the
 	 * pace and the hold as they are then, so a cut slows down the requests already waiting too.
 	 */
 	private readonly queue: PaceWaiter[] = [];
-	private arrivals = 0;
 	private pumping = false;
 	/** Ends the pump's sleep once nobody waits any more (every waiter gave up). */
 	private pumpSleep?: AbortController;
@@ -117,23 +94,18 @@ export class SendPace {
 	/**
 	 * Waits for the shared hold, then for this request's slot in the pace. `notAfter` is the
 	 * request's deadline: a hold or a slot that would come after it is not waited for at all
-	 * (PastDeadline, at once, or as soon as more urgent requests push it past), and a waiter whose
-	 * `signal` aborts leaves the queue at once without taking a slot. `urgency`: its place in the
-	 * queue (lower goes first; default 0, all equal: first come, first served). A budget of status
-	 * checks serves checks that fell behind their due time first, the task nearest to its Max
-	 * Wait first (checkUrgency).
+	 * (PastDeadline, at once, or as soon as a cut or a hold pushes it past), and a waiter whose
+	 * `signal` aborts leaves the queue at once without taking a slot. First come, first served.
 	 */
-	async wait(signal?: AbortSignal, notAfter?: number, urgency: Urgency = 0): Promise<void> {
+	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
 		await this.gate.wait(signal, notAfter);
 		this.firstSend ??= this.clock.now();
 		if (Number.isFinite(this.perSecond)) {
 			const now = this.clock.now();
 			// The earliest this request's slot can come, if every request ahead of it takes its own.
-			const mine = urgencyNow(urgency);
-			const ahead = this.queue.filter((waiter) => urgencyNow(waiter.urgency) <= mine).length;
-			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * ahead;
+			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * this.queue.length;
 			if (notAfter !== undefined && expected > notAfter) throw new PastDeadline('turn', expected - now, notAfter - now);
-			await this.slot(signal, notAfter, urgency);
+			await this.slot(signal, notAfter);
 		}
 		const sent = this.clock.now();
 		this.sends.push(sent);
@@ -145,7 +117,7 @@ export class SendPace {
 	}
 
 	/** Queues for a slot and waits until the pump gives it (or refuses it, or the signal aborts). */
-	private async slot(signal: AbortSignal | undefined, notAfter: number | undefined, urgency: Urgency): Promise<void> {
+	private async slot(signal: AbortSignal | undefined, notAfter: number | undefined): Promise<void> {
 		if (signal?.aborted) throw new CancelledError();
 		await new Promise<void>((resolve, reject) => {
 			const onAbort = () => {
@@ -153,8 +125,6 @@ export class SendPace {
 				reject(new CancelledError());
 			};
 			const waiter: PaceWaiter = {
-				urgency,
-				arrival: this.arrivals++,
 				notAfter,
 				settle: (error) => {
 					signal?.removeEventListener('abort', onAbort);
@@ -175,7 +145,7 @@ export class SendPace {
 		if (this.queue.length === 0) this.pumpSleep?.abort();
 	}
 
-	/** Gives the slots out, one gap apart, the most urgent waiter first, until nobody waits. */
+	/** Gives the slots out, one gap apart, in the order they came, until nobody waits. */
 	private async pump(): Promise<void> {
 		if (this.pumping) return;
 		this.pumping = true;
@@ -185,8 +155,7 @@ export class SendPace {
 				// A Retry-After or a cut that came while requests waited holds them too (they would only meet another 429).
 				const held = this.gate.heldUntil > now;
 				const due = Math.max(this.lastRelease + this.gap(), this.gate.heldUntil, now);
-				const ordered = inOrder(this.queue);
-				this.queue.splice(0, this.queue.length, ...ordered);
+				const ordered = [...this.queue];
 				// Each waiter's slot if those ahead take theirs: one that now comes too late is refused at once.
 				let position = 0;
 				for (const waiter of ordered) {

@@ -45,7 +45,6 @@ import { SecretMasker } from '../credential/secrets';
 import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, parseRetryAfter, secondsText } from './retry';
 import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { SendPace } from './pace';
-import type { Urgency } from './pace';
 import { CancelledError, PastDeadline, deadlineSignal, pause } from './timing';
 import { hostOf, isSameOrigin, joinUrl } from '../credential/url';
 import { encodeJsonBody, largestField, StreamedJsonBody, stalledFileOf } from './jsonBody';
@@ -95,22 +94,6 @@ export interface GatewayCall {
 	retry?: Partial<RetryPolicy> | false;
 	/** What the call does, for messages: "Creating the plant". */
 	what?: string;
-	/** A pace this call keeps besides the execution's (e.g. a budget for video status checks). */
-	pace?: SendPace;
-	/** This call's place in `pace`'s queue: the time by which it must go out to be of use (lower first; default: in the order they came). */
-	paceUrgency?: Urgency;
-	/**
-	 * Keep only `pace`, outside the execution's: its 429s neither slow nor hold the execution's other
-	 * requests, nor are slowed by theirs (video status checks, which the wait loop itself sends again
-	 * at the next interval, in a lane of their own).
-	 */
-	ownPaceOnly?: boolean;
-	/**
-	 * Called when an attempt goes out, after every wait for its turn (hold, pace): a caller that
-	 * plans from when a request really left (the video wait loop: a task's next check one interval
-	 * after its last one reached the gateway) learns it here.
-	 */
-	onSend?: () => void;
 	/**
 	 * A 429 with a Retry-After holds only this call: it waits that long in its own slot and is sent
 	 * again, while the run's other requests go on, neither held nor slowed (the pace is not cut).
@@ -139,8 +122,11 @@ interface RawResponse {
 
 export const DEFAULT_DEADLINE_MS = 300_000;
 
+/** An item's deadline as a call takes it: when (this side's time) and its name as the user knows it. */
+export type ItemLimit = Required<Pick<GatewayCall, 'notAfter' | 'limitName'>>;
+
 /** The fields of a call bounded by an item's deadline of `ms` from now, named as the user knows it. */
-export function itemDeadline(ms: number, limitName: string, now = Date.now()): Pick<GatewayCall, 'notAfter' | 'limitName'> {
+export function itemDeadline(ms: number, limitName: string, now = Date.now()): ItemLimit {
 	return { notAfter: now + ms, limitName };
 }
 
@@ -326,7 +312,11 @@ export class GatewayClient {
 	private constructor(
 		private readonly ctx: GatewayContext,
 		private readonly settings: GatewaySettings,
+		/** Whether requests go through the execution's pace (unpaced: their owner paces them). */
+		private readonly paced = true,
+		scope?: { run: AbortController; ending: AbortController },
 	) {
+		if (scope) ({ run: this.run, ending: this.ending } = scope);
 		this.masker = SecretMasker.of(settings);
 		const cancel = this.cancelSignal;
 		this.stop = cancel ? AbortSignal.any([cancel, this.run.signal]) : this.run.signal;
@@ -355,6 +345,15 @@ export class GatewayClient {
 	/** Whether the run's scope was closed (close) or is winding down (windDown). */
 	get closed(): boolean {
 		return this.run.signal.aborted || this.ending.signal.aborted;
+	}
+
+	/**
+	 * This client for requests that a caller paces itself (video status checks: checkSchedule.ts):
+	 * the same credential and scope, outside the execution's pace, so their 429s neither slow nor
+	 * hold the other requests, nor are they held by the others'.
+	 */
+	unpaced(): GatewayClient {
+		return new GatewayClient(this.ctx, this.settings, false, { run: this.run, ending: this.ending });
 	}
 
 	/** Reads and checks the credential before any request is sent. */
@@ -452,9 +451,8 @@ export class GatewayClient {
 		for (let tries = 1; ; tries++) {
 			await this.waitForTurn(call, limit, last);
 			const attempt = this.newAttempt(call, limit);
-			const shared = this.sharedPace(call);
+			const shared = this.sharedPace();
 			const sentAt = this.pace.now();
-			call.onSend?.();
 			let paced = false;
 			let failure: GatewayError;
 			try {
@@ -484,7 +482,7 @@ export class GatewayClient {
 			if (failure.kind === 'rate_limit') count.rateLimit++;
 			else count.other++;
 			// A 429 before anything got through backs the whole batch off, not this item alone.
-			if (failure.kind === 'rate_limit' && decision.waitMs > 0 && holdsAll) (shared ?? call.pace)?.holdFor(decision.waitMs);
+			if (failure.kind === 'rate_limit' && decision.waitMs > 0 && holdsAll) shared?.holdFor(decision.waitMs);
 			last = failure;
 			await pause(decision.waitMs, this.waitsEnd).catch((error) => this.rethrowCancel(error, call, failure.mayHaveActed));
 		}
@@ -497,14 +495,13 @@ export class GatewayClient {
 		return { notAfter, ms, name: call.limitName ?? `the ${secondsText(ms)} s limit of this request` };
 	}
 
-	/** The execution's pace, unless the call keeps only its own (ownPaceOnly). */
-	private sharedPace(call: GatewayCall): SendPace | undefined {
-		return call.ownPaceOnly && call.pace ? undefined : this.pace;
+	/** The execution's pace, unless this client's requests are paced by their owner (unpaced). */
+	private sharedPace(): SendPace | undefined {
+		return this.paced ? this.pace : undefined;
 	}
 
 	/**
-	 * Waits for the call's turn (the shared hold after a 429, the execution's pace, the call's own
-	 * pace) within its deadline: a turn that would come after it fails the call at once, saying so.
+	 * Waits for the call's turn (the shared hold after a 429, the execution's pace) within its deadline: a turn that would come after it fails the call at once, saying so.
 	 * Nothing starts once the run is over.
 	 */
 	private async waitForTurn(call: GatewayCall, limit: CallLimit, last: GatewayError | undefined): Promise<void> {
@@ -513,8 +510,7 @@ export class GatewayClient {
 		const signal = AbortSignal.any([this.waitsEnd, deadline]);
 		let waitError: unknown;
 		try {
-			await call.pace?.wait(signal, limit.notAfter, call.paceUrgency);
-			await this.sharedPace(call)?.wait(signal, limit.notAfter);
+			await this.sharedPace()?.wait(signal, limit.notAfter);
 		} catch (error) {
 			waitError = error;
 		}
