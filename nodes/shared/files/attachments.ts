@@ -244,7 +244,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 		);
 	}
 	// A header beyond the first bytes (a JPEG's after large metadata): then the whole file is read.
-	const dimensions = imageDimensions(bytes) ?? (bytes.length < size ? imageDimensions(await ctx.helpers.getBinaryDataBuffer(itemIndex, property)) : undefined);
+	const dimensions = imageDimensions(bytes, type.mimeType) ?? (bytes.length < size ? imageDimensions(await ctx.helpers.getBinaryDataBuffer(itemIndex, property), type.mimeType) : undefined);
 	if (dimensions) {
 		file.width = dimensions.width;
 		file.height = dimensions.height;
