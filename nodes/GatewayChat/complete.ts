@@ -23,7 +23,7 @@ export async function complete(this: IExecuteFunctions): Promise<INodeExecutionD
 				itemIndex,
 				what: WHAT,
 				deadlineMs: input.deadlineMs,
-				newReplyStream: () => new ChatCompletionStream(),
+				replyStream: ChatCompletionStream,
 				answerText: chatAnswerText,
 				replyProblem: chatReplyProblem,
 			});

@@ -38,7 +38,7 @@ export async function createMessage(this: IExecuteFunctions): Promise<INodeExecu
 				what: WHAT,
 				deadlineMs: input.deadlineMs,
 				headers: MESSAGES_HEADERS,
-				newReplyStream: () => new MessageEventStream(),
+				replyStream: MessageEventStream,
 				answerText: messagesAnswerText,
 				replyProblem: messagesReplyProblem,
 			});
