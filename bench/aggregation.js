@@ -123,7 +123,7 @@ async function aggregate(dist, format, bytes) {
 		itemIndex: 0,
 		what: 'The bench request',
 		deadlineMs: 600_000,
-		newReplyStream: () => (isChat ? new dist.chat.ChatCompletionStream() : new dist.messages.MessageEventStream()),
+		replyStream: isChat ? dist.chat.ChatCompletionStream : dist.messages.MessageEventStream,
 		answerText: isChat ? dist.chat.chatAnswerText : dist.messages.messagesAnswerText,
 		replyProblem: isChat ? dist.chat.chatReplyProblem : dist.messages.messagesReplyProblem,
 	});

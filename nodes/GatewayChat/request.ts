@@ -1,83 +1,36 @@
 /**
- * Gateway Chat's input: the item's parameters, checked, and the chat-completions body built
- * from them (pure, so unit tests cover every field).
+ * Gateway Chat's request: the item's parameters read once into a typed `ChatRequest`, the
+ * chat-completions body built from it (pure, so unit tests cover every field), and the item's
+ * attachments planned against that body, all before any request.
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { CHAT_LIMIT } from '../shared/chat/chatCall';
-
-import {
-	BINARY_ATTACHMENTS_FIELD,
-	URL_ATTACHMENTS_FIELD,
-	attachmentParts,
-	readAttachmentNames,
-	readImageUrls,
-	requireUserMessage,
-	withAttachments,
-	withPlannedAttachments,
-} from '../shared/files/attachments';
-import type { FileAttachment, LoadedFile } from '../shared/files/attachments';
-import { requestBody } from '../shared/items/body';
-import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chat/chatInput';
-import type { ChatMessage } from '../shared/chat/chatInput';
-import { readJsonRequest } from '../shared/chat/jsonReply';
+import { readChatParameters, readOptionalNumber } from '../shared/chat/chatInput';
+import type { ChatFormatFields, ChatItem, ChatParameters } from '../shared/chat/chatInput';
 import type { JsonRequest } from '../shared/chat/jsonReply';
-import { readExtraBody, readModelId } from '../shared/items/validate';
+import { planAttachments } from '../shared/files/attachments';
+import { requestBody } from '../shared/items/body';
 import { CHAT_ROLES } from './description';
 
-/** The chat-completions format takes at most four stop sequences. */
-const MAX_STOP_SEQUENCES = 4;
+/** The chat-completions format: its roles, Temperature from 0 to 2, at most four stop sequences. */
+const CHAT_FIELDS: ChatFormatFields = { roles: CHAT_ROLES, temperature: { min: 0, max: 2 }, stopOption: 'stop', maxStopSequences: 4 };
 
-export interface ChatInput {
-	model: string;
-	messages: ChatMessage[];
-	maxTokens: number;
-	stream: boolean;
-	effort?: string;
-	temperature?: number;
+export interface ChatRequest extends ChatParameters {
 	topP?: number;
-	stop?: string[];
-	/** Binary Attachments: the field names; `files` once they are read and checked. */
-	binaryAttachments?: string[];
-	files?: FileAttachment[];
-	/** Image URLs, as given. */
-	imageUrls?: string[];
-	/** Response Format JSON Object or JSON Schema. */
-	json?: JsonRequest;
-	extraBody: IDataObject;
-	includeRawResponse: boolean;
-	deadlineMs: number;
 }
 
-/** Reads and checks the parameters of one item (the files are read by `prepareChatInput`). */
-export function readChatInput(ctx: IExecuteFunctions, itemIndex: number): ChatInput {
-	const model = readModelId(ctx, itemIndex);
-	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const messages = readMessages(ctx, itemIndex, CHAT_ROLES);
-	const binaryAttachments = readAttachmentNames(ctx, itemIndex, options.binaryAttachments);
-	const imageUrls = readImageUrls(ctx, itemIndex, options.urlAttachments);
-	if (binaryAttachments || imageUrls) requireUserMessage(ctx, itemIndex, messages, binaryAttachments ? BINARY_ATTACHMENTS_FIELD : URL_ATTACHMENTS_FIELD);
-	return {
-		model,
-		messages,
-		maxTokens: readMaxTokens(ctx, itemIndex, model),
-		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
-		effort: readEffort(ctx, itemIndex, options.effort),
-		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', { min: 0, max: 2 }),
-		topP: readOptionalNumber(ctx, itemIndex, options.topP, 'Top P', { min: 0, max: 1 }),
-		stop: readStopSequences(ctx, itemIndex, options.stop, 'Stop Sequences', MAX_STOP_SEQUENCES),
-		binaryAttachments,
-		imageUrls,
-		json: readJsonRequest(ctx, itemIndex, options),
-		extraBody: readExtraBody(ctx, itemIndex),
-		includeRawResponse: options.includeRawResponse === true,
-		deadlineMs: readChatDeadline(ctx, itemIndex, options),
-	};
+/** Reads and checks the parameters of one item. */
+export function readChatRequest(ctx: IExecuteFunctions, itemIndex: number): ChatRequest {
+	const { parameters, options } = readChatParameters(ctx, itemIndex, CHAT_FIELDS);
+	return { ...parameters, topP: readOptionalNumber(ctx, itemIndex, options.topP, 'Top P', { min: 0, max: 1 }) };
 }
 
-/** The whole check of one item, before any request: parameters, then its files and the request size. */
-export async function prepareChatInput(ctx: IExecuteFunctions, itemIndex: number): Promise<ChatInput> {
-	return await withPlannedAttachments(ctx, itemIndex, readChatInput(ctx, itemIndex), 'chat', chatRequestBody, CHAT_LIMIT);
+/** The whole check of one item, before any request: its parameters, then its files and the request size. */
+export async function prepareChatItem(ctx: IExecuteFunctions, itemIndex: number): Promise<ChatItem<ChatRequest>> {
+	const request = readChatRequest(ctx, itemIndex);
+	const body = chatRequestBody(request);
+	return { request, body, attachments: await planAttachments(ctx, itemIndex, request, body, 'chat', CHAT_LIMIT) };
 }
 
 /** `response_format`: left out for text. */
@@ -88,22 +41,21 @@ function responseFormat(json: JsonRequest | undefined): IDataObject | undefined 
 }
 
 /**
- * The `POST /v1/chat/completions` body: Extra Body Fields first, the node's fields on top. `files`
- * are the item's attachments with their data (loadAttachments); with the Image URLs they go into
- * the last User message as content parts.
+ * The `POST /v1/chat/completions` body: Extra Body Fields first, the node's fields on top. The
+ * attachments go into its last User message as content parts when it is sent (attachedBody).
  */
-export function chatRequestBody(input: ChatInput, files: readonly LoadedFile[] = []): IDataObject {
-	return requestBody(input.extraBody, {
-		model: input.model,
-		messages: withAttachments(input.messages, attachmentParts('chat', files, input.imageUrls)),
-		max_tokens: input.maxTokens,
-		stream: input.stream,
+export function chatRequestBody(request: ChatRequest): IDataObject {
+	return requestBody(request.extraBody, {
+		model: request.model,
+		messages: request.messages,
+		max_tokens: request.maxTokens,
+		stream: request.stream,
 		// Without this, chat-completions streams carry no usage.
-		stream_options: input.stream ? { include_usage: true } : undefined,
-		reasoning_effort: input.effort,
-		temperature: input.temperature,
-		top_p: input.topP,
-		stop: input.stop,
-		response_format: responseFormat(input.json),
+		stream_options: request.stream ? { include_usage: true } : undefined,
+		reasoning_effort: request.effort,
+		temperature: request.temperature,
+		top_p: request.topP,
+		stop: request.stopSequences,
+		response_format: responseFormat(request.json),
 	}, ['stream_options']);
 }

@@ -1,14 +1,14 @@
 /** POST /v1/messages for every item, streamed or not, with the same output either way. */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { loadAttachments } from '../shared/files/attachments';
+import { attachedBody } from '../shared/files/attachments';
 import { callChat } from '../shared/chat/chatCall';
 import { runPerItem } from '../shared/items/itemRunner';
 import { checkedJsonValue, jsonReplyData } from '../shared/chat/jsonReply';
 import type { JsonRequest } from '../shared/chat/jsonReply';
 import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem, toolInput } from './reply';
 import type { NativeMessage } from './reply';
-import { MESSAGES_HEADERS, RESPOND_TOOL, messagesRequestBody, prepareMessagesInput } from './request';
+import { MESSAGES_HEADERS, RESPOND_TOOL, prepareMessagesItem } from './request';
 
 const WHAT = 'The messages request';
 
@@ -27,25 +27,24 @@ function answerData(json: IDataObject, message: NativeMessage, request: JsonRequ
 
 export async function createMessage(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	return await runPerItem(this, {
-		prepare: async (itemIndex) => await prepareMessagesInput(this, itemIndex),
-		run: async (input, itemIndex, client) => {
-			const files = await loadAttachments(this, itemIndex, input.files);
+		prepare: async (itemIndex) => await prepareMessagesItem(this, itemIndex),
+		run: async ({ request, body, attachments }, itemIndex, client) => {
 			const message = await callChat<NativeMessage>(this, client, {
 				path: '/v1/messages',
-				body: messagesRequestBody(input, files),
-				stream: input.stream,
+				body: await attachedBody(this, itemIndex, body, attachments),
+				stream: request.stream,
 				itemIndex,
 				what: WHAT,
-				deadlineMs: input.deadlineMs,
+				deadlineMs: request.deadlineMs,
 				headers: MESSAGES_HEADERS,
-				newReplyStream: () => new MessageEventStream(),
+				replyStream: MessageEventStream,
 				answerText: messagesAnswerText,
 				replyProblem: messagesReplyProblem,
 			});
 			let json = messagesOutput(message);
 			// First, so that the output panel shows what the next node maps.
-			if (input.json) json = { data: answerData(json, message, input.json, itemIndex) as IDataObject, ...json };
-			if (input.includeRawResponse) json.rawResponse = message;
+			if (request.json) json = { data: answerData(json, message, request.json, itemIndex) as IDataObject, ...json };
+			if (request.includeRawResponse) json.rawResponse = message;
 			return { json };
 		},
 	});

@@ -5,8 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { StreamFault, eventJson } from '../shared/chat/chatCall';
-import type { ReplyStream } from '../shared/chat/chatCall';
+import { ReplyStream, StreamFault } from '../shared/chat/chatCall';
 import type { ServerSentEvent } from '../shared/wire/sse';
 
 export interface NativeMessage extends IDataObject {
@@ -63,24 +62,13 @@ interface BlockParts {
 	citations: IDataObject[];
 }
 
-export class MessageEventStream implements ReplyStream<NativeMessage> {
+export class MessageEventStream extends ReplyStream<NativeMessage> {
 	readonly endMark = 'message_stop event';
-	private done = false;
 	private started = false;
 	private message: NativeMessage = {};
 	private readonly blocks: BlockParts[] = [];
 
-	get finished(): boolean {
-		return this.done;
-	}
-
-	take(event: ServerSentEvent): string | undefined {
-		// Relays that translate from chat-completions end with its end mark.
-		if (event.data.trim() === '[DONE]') {
-			this.done = true;
-			return undefined;
-		}
-		const payload = eventJson(event);
+	protected takePayload(payload: IDataObject, event: ServerSentEvent): string | undefined {
 		const type = typeof payload.type === 'string' ? payload.type : event.event;
 		// Nearly every event is a delta: it is looked for first.
 		if (type === 'content_block_delta') return this.takeDelta(Number(payload.index ?? 0), (payload.delta ?? {}) as IDataObject);

@@ -1,59 +1,35 @@
 /**
- * Gateway Messages' input: the item's parameters, checked (thinking budget included), and the
- * native messages body built from them (pure, so unit tests cover every field).
+ * Gateway Messages' request: the item's parameters read once into a typed `MessagesRequest`
+ * (thinking budget included), the native messages body built from it (pure, so unit tests cover
+ * every field), and the item's attachments planned against that body, all before any request.
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { CHAT_LIMIT } from '../shared/chat/chatCall';
-
-import {
-	BINARY_ATTACHMENTS_FIELD,
-	URL_ATTACHMENTS_FIELD,
-	attachmentParts,
-	readAttachmentNames,
-	readImageUrls,
-	requireUserMessage,
-	withAttachments,
-	withPlannedAttachments,
-} from '../shared/files/attachments';
-import type { FileAttachment, LoadedFile } from '../shared/files/attachments';
-import { requestBody } from '../shared/items/body';
-import { readChatDeadline, readEffort, readMaxTokens, readMessages, readOptionalNumber, readStopSequences } from '../shared/chat/chatInput';
-import type { ChatMessage } from '../shared/chat/chatInput';
-import { SCHEMA_FIELD, readJsonRequest } from '../shared/chat/jsonReply';
+import { readChatParameters } from '../shared/chat/chatInput';
+import type { ChatFormatFields, ChatItem, ChatParameters } from '../shared/chat/chatInput';
+import { SCHEMA_FIELD } from '../shared/chat/jsonReply';
 import type { JsonRequest } from '../shared/chat/jsonReply';
-import { fieldError, readExtraBody, readInteger, readModelId } from '../shared/items/validate';
+import { planAttachments } from '../shared/files/attachments';
+import { requestBody } from '../shared/items/body';
+import { fieldError, readInteger } from '../shared/items/validate';
 import { MESSAGES_ROLES, MIN_THINKING_BUDGET } from './description';
 
 /** The version of the native format these bodies follow; a custom header of the same name wins. */
 export const MESSAGES_HEADERS: Record<string, string> = { 'anthropic-version': '2023-06-01' };
 
+/** The native messages format: its roles, Temperature from 0 to 1, its stop option. */
+const MESSAGES_FIELDS: ChatFormatFields = { roles: MESSAGES_ROLES, temperature: { min: 0, max: 1 }, stopOption: 'stopSequences' };
+
 export type ThinkingMode = 'off' | 'adaptive' | 'enabled';
 
-export interface MessagesInput {
-	model: string;
-	messages: ChatMessage[];
-	maxTokens: number;
-	stream: boolean;
+export interface MessagesRequest extends ChatParameters {
 	system?: string;
-	effort?: string;
 	thinking: ThinkingMode;
 	thinkingBudget?: number;
-	temperature?: number;
-	stopSequences?: string[];
-	/** Binary Attachments: the field names; `files` once they are read and checked. */
-	binaryAttachments?: string[];
-	files?: FileAttachment[];
-	/** Image URLs, as given. */
-	imageUrls?: string[];
-	/** Response Format JSON Object or JSON Schema: asked for as a call of the `respond` tool. */
-	json?: JsonRequest;
-	extraBody: IDataObject;
-	includeRawResponse: boolean;
-	deadlineMs: number;
 }
 
-function readThinking(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject, maxTokens: number): Pick<MessagesInput, 'thinking' | 'thinkingBudget'> {
+function readThinking(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject, maxTokens: number): Pick<MessagesRequest, 'thinking' | 'thinkingBudget'> {
 	const mode = String(options.thinking ?? 'off') as ThinkingMode;
 	if (!['off', 'adaptive', 'enabled'].includes(mode)) {
 		throw fieldError(ctx, itemIndex, 'Thinking', `must be off, adaptive or enabled, not "${mode}"`);
@@ -67,11 +43,10 @@ function readThinking(ctx: IExecuteFunctions, itemIndex: number, options: IDataO
 }
 
 /**
- * Response Format and JSON Schema. The schema becomes a tool's `input_schema`, which the format
- * requires to be an object schema: one without a `type` is taken as one, another type is refused.
+ * The JSON Schema becomes a tool's `input_schema`, which the format requires to be an object
+ * schema: one without a `type` is taken as one, another type is refused.
  */
-function readMessagesJson(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): JsonRequest | undefined {
-	const json = readJsonRequest(ctx, itemIndex, options);
+function checkToolSchema(ctx: IExecuteFunctions, itemIndex: number, json: JsonRequest | undefined): void {
 	const type = json?.schema?.type;
 	if (type !== undefined && type !== 'object') {
 		throw fieldError(
@@ -82,43 +57,24 @@ function readMessagesJson(ctx: IExecuteFunctions, itemIndex: number, options: ID
 			'Gateway Messages receives the answer as the input of a tool, which is always an object: wrap the value in a property, e.g. {"type": "object", "properties": {"items": {"type": "array"}}}.',
 		);
 	}
-	return json;
 }
 
-export function readMessagesInput(ctx: IExecuteFunctions, itemIndex: number): MessagesInput {
-	const model = readModelId(ctx, itemIndex);
-	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const maxTokens = readMaxTokens(ctx, itemIndex, model);
+/** Reads and checks the parameters of one item. */
+export function readMessagesRequest(ctx: IExecuteFunctions, itemIndex: number): MessagesRequest {
+	const { parameters, options } = readChatParameters(ctx, itemIndex, MESSAGES_FIELDS);
+	checkToolSchema(ctx, itemIndex, parameters.json);
 	const system = typeof options.system === 'string' && options.system.trim() !== '' ? options.system : undefined;
-	const messages = readMessages(ctx, itemIndex, MESSAGES_ROLES);
-	const binaryAttachments = readAttachmentNames(ctx, itemIndex, options.binaryAttachments);
-	const imageUrls = readImageUrls(ctx, itemIndex, options.urlAttachments);
-	if (binaryAttachments || imageUrls) requireUserMessage(ctx, itemIndex, messages, binaryAttachments ? BINARY_ATTACHMENTS_FIELD : URL_ATTACHMENTS_FIELD);
-	return {
-		model,
-		messages,
-		maxTokens,
-		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
-		system,
-		effort: readEffort(ctx, itemIndex, options.effort),
-		...readThinking(ctx, itemIndex, options, maxTokens),
-		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', { min: 0, max: 1 }),
-		stopSequences: readStopSequences(ctx, itemIndex, options.stopSequences, 'Stop Sequences'),
-		binaryAttachments,
-		imageUrls,
-		json: readMessagesJson(ctx, itemIndex, options),
-		extraBody: readExtraBody(ctx, itemIndex),
-		includeRawResponse: options.includeRawResponse === true,
-		deadlineMs: readChatDeadline(ctx, itemIndex, options),
-	};
+	return { ...parameters, system, ...readThinking(ctx, itemIndex, options, parameters.maxTokens) };
 }
 
-/** The whole check of one item, before any request: parameters, then its files and the request size. */
-export async function prepareMessagesInput(ctx: IExecuteFunctions, itemIndex: number): Promise<MessagesInput> {
-	return await withPlannedAttachments(ctx, itemIndex, readMessagesInput(ctx, itemIndex), 'messages', messagesRequestBody, CHAT_LIMIT);
+/** The whole check of one item, before any request: its parameters, then its files and the request size. */
+export async function prepareMessagesItem(ctx: IExecuteFunctions, itemIndex: number): Promise<ChatItem<MessagesRequest>> {
+	const request = readMessagesRequest(ctx, itemIndex);
+	const body = messagesRequestBody(request);
+	return { request, body, attachments: await planAttachments(ctx, itemIndex, request, body, 'messages', CHAT_LIMIT) };
 }
 
-function thinkingField(input: MessagesInput): IDataObject | undefined {
+function thinkingField(input: MessagesRequest): IDataObject | undefined {
 	if (input.thinking === 'adaptive') return { type: 'adaptive' };
 	if (input.thinking === 'enabled') return { type: 'enabled', budget_tokens: input.thinkingBudget };
 	return undefined;
@@ -144,7 +100,7 @@ const RESPOND_DESCRIPTION = 'Give your answer: the input of this tool is the who
 const ALWAYS_THINKING = new Set(['chat-fable-5']);
 
 /** Whether the request thinks: the Thinking option, a model that always does, or Extra Body Fields. */
-export function thinks(input: MessagesInput): boolean {
+export function thinks(input: MessagesRequest): boolean {
 	if (input.thinking !== 'off' || ALWAYS_THINKING.has(input.model)) return true;
 	const extra = input.extraBody.thinking as IDataObject | undefined;
 	return typeof extra === 'object' && extra !== null && extra.type !== undefined && extra.type !== 'disabled';
@@ -156,7 +112,7 @@ function respondSchema(json: JsonRequest): IDataObject {
 	return json.schema.type === undefined ? { type: 'object', ...json.schema } : json.schema;
 }
 
-function jsonFields(input: MessagesInput): IDataObject {
+function jsonFields(input: MessagesRequest): IDataObject {
 	const json = input.json;
 	if (!json) return { system: input.system };
 	const forced = !thinks(input);
@@ -168,15 +124,14 @@ function jsonFields(input: MessagesInput): IDataObject {
 }
 
 /**
- * The `POST /v1/messages` body: Extra Body Fields first, the node's fields on top. `files` are the
- * item's attachments with their data (loadAttachments); with the Image URLs they go into the last
- * User message as content blocks.
+ * The `POST /v1/messages` body: Extra Body Fields first, the node's fields on top. The attachments
+ * go into its last User message as content blocks when it is sent (attachedBody).
  */
-export function messagesRequestBody(input: MessagesInput, files: readonly LoadedFile[] = []): IDataObject {
+export function messagesRequestBody(input: MessagesRequest): IDataObject {
 	return requestBody(input.extraBody, {
 		model: input.model,
 		max_tokens: input.maxTokens,
-		messages: withAttachments(input.messages, attachmentParts('messages', files, input.imageUrls)),
+		messages: input.messages,
 		stream: input.stream,
 		...jsonFields(input),
 		thinking: thinkingField(input),

@@ -7,8 +7,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { ChatCompletionStream, chatOutput, chatReplyProblem } from '../../nodes/shared/chat/completions';
 import type { ChatCompletion } from '../../nodes/shared/chat/completions';
-import { chatRequestBody, readChatInput } from '../../nodes/GatewayChat/request';
-import type { ChatInput } from '../../nodes/GatewayChat/request';
+import { chatRequestBody, readChatRequest } from '../../nodes/GatewayChat/request';
+import type { ChatRequest } from '../../nodes/GatewayChat/request';
 import { StreamFault, startsEventStream } from '../../nodes/shared/chat/chatCall';
 import { checkedJsonValue } from '../../nodes/shared/chat/jsonReply';
 import type { JsonRequest } from '../../nodes/shared/chat/jsonReply';
@@ -25,10 +25,10 @@ const read = (parameters: IDataObject) => {
 		parameters: { model: model('chat-sonnet-5'), messages: userSays('Hi'), maxTokens: 4096, stream: false, options: {}, ...parameters },
 		credentials,
 	});
-	return readChatInput(ctx, 0);
+	return readChatRequest(ctx, 0);
 };
 
-const input = (overrides: Partial<ChatInput> = {}): ChatInput => ({
+const input = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
 	model: 'chat-sonnet-5',
 	messages: [{ role: 'user', content: 'Hi' }],
 	maxTokens: 4096,
@@ -101,7 +101,7 @@ describe('Gateway Chat description', () => {
 	});
 });
 
-describe('readChatInput', () => {
+describe('readChatRequest', () => {
 	it('reads the messages, model and options', () => {
 		expect(
 			read({
@@ -122,7 +122,7 @@ describe('readChatInput', () => {
 			effort: 'xhigh',
 			temperature: 0.2,
 			topP: 0.9,
-			stop: ['END'],
+			stopSequences: ['END'],
 			extraBody: { seed: 7 },
 			includeRawResponse: true,
 			deadlineMs: 600_000,
@@ -158,7 +158,7 @@ describe('readChatInput', () => {
 	});
 
 	it('accepts one stop text given by an expression', () => {
-		expect(read({ options: { stop: 'END' } }).stop).toEqual(['END']);
+		expect(read({ options: { stop: 'END' } }).stopSequences).toEqual(['END']);
 	});
 });
 
@@ -173,7 +173,7 @@ describe('chatRequestBody', () => {
 	});
 
 	it('maps every option to its gateway field, and asks for usage when streaming', () => {
-		expect(chatRequestBody(input({ stream: true, effort: 'high', temperature: 0, topP: 0.5, stop: ['\n\n'] }))).toEqual({
+		expect(chatRequestBody(input({ stream: true, effort: 'high', temperature: 0, topP: 0.5, stopSequences: ['\n\n'] }))).toEqual({
 			model: 'chat-sonnet-5',
 			messages: [{ role: 'user', content: 'Hi' }],
 			max_tokens: 4096,

@@ -64,7 +64,7 @@ async function run(options: { stream: boolean; streaming: boolean; asTool?: bool
 		itemIndex: 0,
 		what: 'The chat request',
 		deadlineMs: 600_000,
-		newReplyStream: () => new ChatCompletionStream(),
+		replyStream: ChatCompletionStream,
 		answerText: chatAnswerText,
 		replyProblem: chatReplyProblem,
 	});

@@ -8,28 +8,29 @@
 import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
-import { chatRequestBody, prepareChatInput, readChatInput } from '../../nodes/GatewayChat/request';
-import type { ChatInput } from '../../nodes/GatewayChat/request';
+import { chatRequestBody, prepareChatItem, readChatRequest } from '../../nodes/GatewayChat/request';
+import type { ChatRequest } from '../../nodes/GatewayChat/request';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { buildImageBody, readImageRequest } from '../../nodes/GatewayImageGenerate/request';
 import { planImages } from '../../nodes/GatewayImageGenerate/response';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { toolInput } from '../../nodes/GatewayMessages/reply';
-import { RESPOND_INSTRUCTION, messagesRequestBody, prepareMessagesInput, readMessagesInput } from '../../nodes/GatewayMessages/request';
-import type { MessagesInput } from '../../nodes/GatewayMessages/request';
+import { RESPOND_INSTRUCTION, messagesRequestBody, prepareMessagesItem, readMessagesRequest } from '../../nodes/GatewayMessages/request';
+import type { MessagesRequest } from '../../nodes/GatewayMessages/request';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { buildSubmitBody, checkImageUrl, readFirstFrame } from '../../nodes/GatewayVideoGenerate/request';
 import {
+	attachedBody,
 	attachmentParts,
 	attachmentType,
 	base64Length,
+	bodyWithParts,
 	checkRequestSize,
 	placeholders,
-	planAttachments,
-	readAttachmentNames,
-	readImageUrls,
+	planFiles,
 	withAttachments,
 } from '../../nodes/shared/files/attachments';
+import { readAttachmentNames, readImageUrls } from '../../nodes/shared/chat/chatInput';
 import type { LoadedFile } from '../../nodes/shared/files/attachments';
 import { Base64Text, encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
 import { GatewayError } from '../../nodes/shared/failures/errors';
@@ -248,17 +249,17 @@ describe('reading the options', () => {
 
 	it('needs a User message to attach to', () => {
 		const onlySystem = { messages: { values: [{ role: 'system', content: 'Be brief.' }] } };
-		expect(() => readChatInput(contextFor(chatParameters({ urlAttachments: 'https://a.example/x.png' }, onlySystem)).ctx, 0)).toThrow(
+		expect(() => readChatRequest(contextFor(chatParameters({ urlAttachments: 'https://a.example/x.png' }, onlySystem)).ctx, 0)).toThrow(
 			'"Image URLs" needs a message with the role "User" to attach to (item 0)',
 		);
 		const onlyAssistant = { messages: { values: [{ role: 'assistant', content: 'Hello' }] } };
-		expect(() => readMessagesInput(contextFor(chatParameters({ binaryAttachments: 'data' }, onlyAssistant)).ctx, 0)).toThrow(
+		expect(() => readMessagesRequest(contextFor(chatParameters({ binaryAttachments: 'data' }, onlyAssistant)).ctx, 0)).toThrow(
 			'"Binary Attachments" needs a message with the role "User" to attach to (item 0)',
 		);
 	});
 
 	it('refuses a schema the messages tool cannot take, and gives a typeless one type object', () => {
-		const read = (jsonSchema: IDataObject) => readMessagesInput(contextFor(chatParameters({ responseFormat: 'jsonSchema', jsonSchema })).ctx, 0);
+		const read = (jsonSchema: IDataObject) => readMessagesRequest(contextFor(chatParameters({ responseFormat: 'jsonSchema', jsonSchema })).ctx, 0);
 		expect(() => read({ type: 'string' })).toThrow('"Response JSON Schema" must describe an object at its top level ("type": "object"), not "string" (item 0)');
 		const input = read({ properties: { a: { type: 'string' } } });
 		expect((messagesRequestBody(input).tools as IDataObject[])[0].input_schema).toEqual({ type: 'object', properties: { a: { type: 'string' } } });
@@ -306,7 +307,7 @@ describe('content parts', () => {
 });
 
 describe('Gateway Chat body', () => {
-	const base = (overrides: Partial<ChatInput> = {}): ChatInput => ({
+	const base = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
 		model: 'chat-sonnet-5',
 		messages: [{ role: 'user', content: 'What is this?' }],
 		maxTokens: 1000,
@@ -320,7 +321,7 @@ describe('Gateway Chat body', () => {
 
 	it.each([false, true])('with files, links and a JSON schema (stream %s)', (stream) => {
 		const schema = { type: 'object', properties: { title: { type: 'string' } } };
-		const body = chatRequestBody(base({ stream, imageUrls: ['https://a.example/x.png'], json: { format: 'jsonSchema', schema } }), [loaded(png, 'image', 'image/png')]);
+		const body = bodyWithParts(chatRequestBody(base({ stream, json: { format: 'jsonSchema', schema } })), attachmentParts('chat', [loaded(png, 'image', 'image/png')], ['https://a.example/x.png']));
 		expect(asSent(body)).toEqual({
 			model: 'chat-sonnet-5',
 			messages: [
@@ -352,14 +353,14 @@ describe('Gateway Chat body', () => {
 
 	it('reads every new option of an item', () => {
 		const { ctx } = contextFor(chatParameters({ binaryAttachments: 'photo', urlAttachments: 'https://a.example/x.png', responseFormat: 'jsonObject' }));
-		expect(readChatInput(ctx, 0)).toMatchObject({ binaryAttachments: ['photo'], imageUrls: ['https://a.example/x.png'], json: { format: 'jsonObject' } });
-		const plain = readChatInput(contextFor(chatParameters({})).ctx, 0);
-		expect([plain.binaryAttachments, plain.imageUrls, plain.json, plain.files]).toEqual([undefined, undefined, undefined, undefined]);
+		expect(readChatRequest(ctx, 0)).toMatchObject({ binaryAttachments: ['photo'], imageUrls: ['https://a.example/x.png'], json: { format: 'jsonObject' } });
+		const plain = readChatRequest(contextFor(chatParameters({})).ctx, 0);
+		expect([plain.binaryAttachments, plain.imageUrls, plain.json]).toEqual([undefined, undefined, undefined]);
 	});
 });
 
 describe('Gateway Messages body: JSON as a call of the respond tool', () => {
-	const base = (overrides: Partial<MessagesInput> = {}): MessagesInput => ({
+	const base = (overrides: Partial<MessagesRequest> = {}): MessagesRequest => ({
 		model: 'chat-sonnet-5',
 		messages: [{ role: 'user', content: 'Read this invoice' }],
 		maxTokens: 2000,
@@ -374,7 +375,7 @@ describe('Gateway Messages body: JSON as a call of the respond tool', () => {
 	const pdf = pdfBytes();
 
 	it.each([false, true])('forces the tool when nothing thinks, with a document block (stream %s)', (stream) => {
-		const body = messagesRequestBody(base({ stream, system: 'You read invoices.', json: { format: 'jsonSchema', schema } }), [loaded(pdf, 'pdf', 'application/pdf')]);
+		const body = bodyWithParts(messagesRequestBody(base({ stream, system: 'You read invoices.', json: { format: 'jsonSchema', schema } })), attachmentParts('messages', [loaded(pdf, 'pdf', 'application/pdf')]));
 		expect(asSent(body)).toEqual({
 			model: 'chat-sonnet-5',
 			max_tokens: 2000,
@@ -428,7 +429,7 @@ describe('checks before sending', () => {
 	it('reads each file, types it from its bytes and keeps its size and pixels', async () => {
 		const items = [binaryItem({ photo: { bytes: png, fileName: 'p.jpg', mimeType: 'image/jpeg' }, scan: { bytes: pdfBytes() } })];
 		const { ctx } = contextFor({}, items);
-		await expect(planAttachments(ctx, 0, ['photo', 'scan'], 0, 'messages', TEST_LIMIT)).resolves.toEqual([
+		await expect(planFiles(ctx, 0, ['photo', 'scan'], 0, 'messages', TEST_LIMIT)).resolves.toEqual([
 			{ property: 'photo', kind: 'image', mimeType: 'image/png', fileName: 'p.jpg', size: png.length, width: 20, height: 10 },
 			{ property: 'scan', kind: 'pdf', mimeType: 'application/pdf', fileName: 'scan.pdf', size: pdfBytes().length },
 		]);
@@ -438,15 +439,15 @@ describe('checks before sending', () => {
 		const item = binaryItem({ huge: { bytes: pngBytes() } });
 		item.binary!.huge.bytes = 40 * MB;
 		const { ctx, binaryReads } = contextFor({}, [item]);
-		await expect(planAttachments(ctx, 0, ['huge'], 0, 'chat', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" field "huge" holds 40.0 MB; the largest file the chat-completions format takes is 32.0 MB (item 0)');
+		await expect(planFiles(ctx, 0, ['huge'], 0, 'chat', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" field "huge" holds 40.0 MB; the largest file the chat-completions format takes is 32.0 MB (item 0)');
 		expect(binaryReads.reads).toEqual([]);
 	});
 
 	it('takes an image of 20 MB in chat-completions, not one byte more', async () => {
 		const exactly = Buffer.concat([pngBytes(), Buffer.alloc(20 * MB - pngBytes().length)]);
 		const { ctx } = contextFor({}, [binaryItem({ a: { bytes: exactly }, b: { bytes: Buffer.concat([exactly, Buffer.alloc(1)]) } })]);
-		await expect(planAttachments(ctx, 0, ['a'], 0, 'chat', TEST_LIMIT)).resolves.toHaveLength(1);
-		await expect(planAttachments(ctx, 0, ['b'], 0, 'chat', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" field "b" is an image of 20.0 MB; the chat-completions format takes images of at most 20.0 MB (item 0)');
+		await expect(planFiles(ctx, 0, ['a'], 0, 'chat', TEST_LIMIT)).resolves.toHaveLength(1);
+		await expect(planFiles(ctx, 0, ['b'], 0, 'chat', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" field "b" is an image of 20.0 MB; the chat-completions format takes images of at most 20.0 MB (item 0)');
 	});
 
 	it('counts the native limit of 5 MB on the Base64 text: 3.75 MB of file pass, a byte more does not', async () => {
@@ -454,39 +455,62 @@ describe('checks before sending', () => {
 		const exactly = Buffer.concat([pngBytes(), Buffer.alloc(largest - pngBytes().length)]);
 		expect(base64Length(exactly.length)).toBe(5 * MB);
 		const { ctx } = contextFor({}, [binaryItem({ a: { bytes: exactly }, b: { bytes: Buffer.concat([exactly, Buffer.alloc(1)]) } })]);
-		await expect(planAttachments(ctx, 0, ['a'], 0, 'messages', TEST_LIMIT)).resolves.toHaveLength(1);
-		await expect(planAttachments(ctx, 0, ['b'], 0, 'messages', TEST_LIMIT)).rejects.toThrow('counted on their Base64 text (item 0)');
+		await expect(planFiles(ctx, 0, ['a'], 0, 'messages', TEST_LIMIT)).resolves.toHaveLength(1);
+		await expect(planFiles(ctx, 0, ['b'], 0, 'messages', TEST_LIMIT)).rejects.toThrow('counted on their Base64 text (item 0)');
 	});
 
 	it('refuses PDFs above 32 MB', async () => {
 		const big = Buffer.concat([pdfBytes(), Buffer.alloc(32 * MB)]);
 		const { ctx } = contextFor({}, [binaryItem({ doc: { bytes: big } })]);
-		await expect(planAttachments(ctx, 0, ['doc'], 0, 'messages', TEST_LIMIT)).rejects.toThrow(/"Binary Attachments" field "doc" (holds 32\.0 MB|is a PDF of 32\.0 MB)/);
+		await expect(planFiles(ctx, 0, ['doc'], 0, 'messages', TEST_LIMIT)).rejects.toThrow(/"Binary Attachments" field "doc" (holds 32\.0 MB|is a PDF of 32\.0 MB)/);
 	});
 
 	it('takes 8000 px per side in the native format, and 100 images per request', async () => {
 		const { ctx } = contextFor({}, [binaryItem({ edge: { bytes: pngHeader(8000, 8000) }, over: { bytes: pngHeader(8001, 10) } })]);
-		await expect(planAttachments(ctx, 0, ['edge'], 0, 'messages', TEST_LIMIT)).resolves.toHaveLength(1);
-		await expect(planAttachments(ctx, 0, ['over'], 0, 'messages', TEST_LIMIT)).rejects.toThrow('8001×10 px; the native messages format takes at most 8000 px per side');
-		await expect(planAttachments(ctx, 0, ['edge'], 100, 'messages', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" and "Image URLs" add 101 images; the native messages format takes at most 100 per request (item 0)');
-		await expect(planAttachments(ctx, 0, [], 100, 'messages', TEST_LIMIT)).resolves.toEqual([]);
+		await expect(planFiles(ctx, 0, ['edge'], 0, 'messages', TEST_LIMIT)).resolves.toHaveLength(1);
+		await expect(planFiles(ctx, 0, ['over'], 0, 'messages', TEST_LIMIT)).rejects.toThrow('8001×10 px; the native messages format takes at most 8000 px per side');
+		await expect(planFiles(ctx, 0, ['edge'], 100, 'messages', TEST_LIMIT)).rejects.toThrow('"Binary Attachments" and "Image URLs" add 101 images; the native messages format takes at most 100 per request (item 0)');
+		await expect(planFiles(ctx, 0, [], 100, 'messages', TEST_LIMIT)).resolves.toEqual([]);
 	});
 
 	it('measures the request exactly as it will be sent', async () => {
 		const items = [binaryItem({ photo: { bytes: png }, doc: { bytes: pdfBytes() } })];
 		const { ctx } = contextFor(chatParameters({ binaryAttachments: 'photo,doc', urlAttachments: 'https://a.example/x.png' }), items);
-		const input = await prepareChatInput(ctx, 0);
-		const files = input.files!.map((file) => ({ ...file, data: Buffer.from(items[0].binary![file.property].data, 'base64') }));
-		const real = Buffer.byteLength(JSON.stringify(chatRequestBody(input, files)));
-		const placeholder = chatRequestBody(input, placeholders(input.files));
-		const estimate = Buffer.byteLength(JSON.stringify(placeholder)) + input.files!.reduce((sum, file) => sum + base64Length(file.size), 0);
+		const { body, attachments } = await prepareChatItem(ctx, 0);
+		const files = attachments!.files;
+		const real = Buffer.byteLength(JSON.stringify(await attachedBody(ctx, 0, body, attachments)));
+		const placeholder = bodyWithParts(body, attachmentParts('chat', placeholders(files), attachments!.links));
+		const estimate = Buffer.byteLength(JSON.stringify(placeholder)) + files.reduce((sum, file) => sum + base64Length(file.size), 0);
 		expect(estimate).toBe(real);
-		expect(() => checkRequestSize(ctx, 0, placeholder, [{ ...input.files![0], size: 25 * MB }])).toThrow('a request may be at most 32.0 MB (item 0)');
+		expect(() => checkRequestSize(ctx, 0, placeholder, [{ ...files[0], size: 25 * MB }])).toThrow('a request may be at most 32.0 MB (item 0)');
 	});
 
 	it('prepares a Messages item: its files checked, the request measured', async () => {
 		const { ctx } = contextFor(chatParameters({ binaryAttachments: 'photo', responseFormat: 'jsonObject' }), [binaryItem({ photo: { bytes: png } })]);
-		await expect(prepareMessagesInput(ctx, 0)).resolves.toMatchObject({ files: [{ property: 'photo', mimeType: 'image/png' }], json: { format: 'jsonObject' } });
+		await expect(prepareMessagesItem(ctx, 0)).resolves.toMatchObject({ attachments: { format: 'messages', files: [{ property: 'photo', mimeType: 'image/png' }] }, request: { json: { format: 'jsonObject' } } });
+	});
+});
+
+describe('an item is read once', () => {
+	/** The parameter names the check of item 0 reads, in order. */
+	async function readsOf(prepare: (ctx: ReturnType<typeof contextFor>['ctx'], itemIndex: number) => Promise<unknown>) {
+		const options = { binaryAttachments: 'photo', urlAttachments: 'https://a.example/x.png', responseFormat: 'jsonObject', extraBody: '{"seed": 7}', temperature: 0.5 };
+		const { ctx } = contextFor(chatParameters(options), [binaryItem({ photo: { bytes: pngBytes() } })]);
+		const names: string[] = [];
+		const read = ctx.getNodeParameter.bind(ctx);
+		ctx.getNodeParameter = ((name: string, ...rest: unknown[]) => {
+			names.push(name);
+			return (read as (...args: unknown[]) => unknown)(name, ...rest);
+		}) as typeof ctx.getNodeParameter;
+		await prepare(ctx, 0);
+		return names;
+	}
+
+	it.each([
+		['Gateway Chat', prepareChatItem],
+		['Gateway Messages', prepareMessagesItem],
+	])('%s reads each parameter once, the Options collection whole, before its files are planned', async (_node, prepare) => {
+		expect(await readsOf(prepare)).toEqual(['model', 'options', 'messages.values', 'maxTokens', 'stream']);
 	});
 });
 

@@ -7,8 +7,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
 import { MessageEventStream, messagesOutput, messagesReplyProblem } from '../../nodes/GatewayMessages/reply';
 import type { NativeMessage } from '../../nodes/GatewayMessages/reply';
-import { MESSAGES_HEADERS, messagesRequestBody, readMessagesInput } from '../../nodes/GatewayMessages/request';
-import type { MessagesInput } from '../../nodes/GatewayMessages/request';
+import { MESSAGES_HEADERS, messagesRequestBody, readMessagesRequest } from '../../nodes/GatewayMessages/request';
+import type { MessagesRequest } from '../../nodes/GatewayMessages/request';
 import { StreamFault } from '../../nodes/shared/chat/chatCall';
 import { isErrorShape } from '../../nodes/shared/failures/errors';
 import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
@@ -22,10 +22,10 @@ const read = (parameters: IDataObject) => {
 		parameters: { model: model('chat-sonnet-5'), messages: { values: [{ role: 'user', content: 'Hi' }] }, maxTokens: 4096, stream: false, options: {}, ...parameters },
 		credentials,
 	});
-	return readMessagesInput(ctx, 0);
+	return readMessagesRequest(ctx, 0);
 };
 
-const input = (overrides: Partial<MessagesInput> = {}): MessagesInput => ({
+const input = (overrides: Partial<MessagesRequest> = {}): MessagesRequest => ({
 	model: 'chat-sonnet-5',
 	messages: [{ role: 'user', content: 'Hi' }],
 	maxTokens: 4096,
@@ -123,7 +123,7 @@ describe('Gateway Messages description', () => {
 	});
 });
 
-describe('readMessagesInput', () => {
+describe('readMessagesRequest', () => {
 	it('reads system, effort, thinking and the other options', () => {
 		expect(
 			read({

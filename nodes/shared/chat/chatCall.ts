@@ -50,17 +50,36 @@ export function eventJson(event: ServerSentEvent): IDataObject {
 
 /**
  * Turns one wire format's events back into the reply the gateway gives without streaming, so
- * both paths produce the same output. Text parts are kept and joined once, at the end.
+ * both paths produce the same output. Text parts are kept and joined once, at the end. What both
+ * formats share is here: every event's data is a JSON object, except `[DONE]`, the end mark of
+ * chat-completions streams (which relays that translate into the native format send too); each
+ * format reads its own payloads (`takePayload`).
  */
-export interface ReplyStream<R> {
-	/** Takes one event; returns the answer text it carried (to show at once), if any. Throws StreamFault. */
-	take(event: ServerSentEvent): string | undefined;
-	/** The stream's own end mark arrived (`[DONE]`, `message_stop`). */
-	readonly finished: boolean;
+export abstract class ReplyStream<R> {
 	/** What the end mark is called, for the message when it never comes. */
-	readonly endMark: string;
+	abstract readonly endMark: string;
+	protected done = false;
+
+	/** The stream's own end mark arrived (`[DONE]`, `message_stop`). */
+	get finished(): boolean {
+		return this.done;
+	}
+
+	/** Takes one event; returns the answer text it carried (to show at once), if any. Throws StreamFault. */
+	take(event: ServerSentEvent): string | undefined {
+		// `data: [DONE] ` with a trailing space is still the end mark.
+		if (event.data.trim() === '[DONE]') {
+			this.done = true;
+			return undefined;
+		}
+		return this.takePayload(eventJson(event), event);
+	}
+
+	/** One event's payload: the answer text it carried, if any. Throws StreamFault. */
+	protected abstract takePayload(payload: IDataObject, event: ServerSentEvent): string | undefined;
+
 	/** The reply in the shape of the non-streamed answer. Throws StreamFault. */
-	reply(): R;
+	abstract reply(): R;
 }
 
 export interface ChatCall<R> {
@@ -73,7 +92,8 @@ export interface ChatCall<R> {
 	deadlineMs: number;
 	/** Headers this format needs (e.g. `anthropic-version`). */
 	headers?: Record<string, string>;
-	newReplyStream: () => ReplyStream<R>;
+	/** The format's stream reader, made afresh for each streamed answer. */
+	replyStream: new () => ReplyStream<R>;
 	/** The answer text of a whole reply, for n8n streaming when the gateway did not stream. */
 	answerText: (reply: R) => string;
 	/** What a whole reply lacks to be an answer ("choices"), or undefined. */
@@ -149,7 +169,7 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 			if (live) await passWhole(live, call.answerText(reply));
 			return reply;
 		}
-		const replyStream = call.newReplyStream();
+		const replyStream = new call.replyStream();
 		if (live) {
 			await live.begin();
 			begun = true;

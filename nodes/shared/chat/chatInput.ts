@@ -1,16 +1,136 @@
 /**
- * The input Gateway Chat and Gateway Messages read alike: the conversation rows, the output-token
- * limit of the model, sampling numbers, stop sequences, effort and the request's time limit.
+ * The parameters Gateway Chat and Gateway Messages read alike, once per item, before any request:
+ * `readChatParameters` reads every one of them into a plain typed object, in the order the panel
+ * shows them, and each node adds what only it has. Every error names the field and the item.
+ * The Chat Model sub-node reads its options with the same checks.
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKENS, DEFAULT_CHAT_TIMEOUT_SECONDS, EFFORT_LEVELS } from './chatDescriptions';
+import { readJsonRequest } from './jsonReply';
+import type { JsonRequest } from './jsonReply';
+import { BINARY_ATTACHMENTS_FIELD, URL_ATTACHMENTS_FIELD, lastUserIndex } from '../files/attachments';
+import type { AttachmentPlan } from '../files/attachments';
 import { findModel } from '../panel/models';
-import { fieldError, readInteger } from '../items/validate';
+import { checkedExtraBody, fieldError, readInteger, readModelId } from '../items/validate';
 
-export interface ChatMessage {
-	role: string;
-	content: string;
+/** One row of the conversation; a plain object type, so that it goes into a request body as it is. */
+export type ChatMessage = { role: string; content: string };
+
+/** What the two formats read differently: the roles, the Temperature range, the stop option. */
+export interface ChatFormatFields {
+	roles: readonly string[];
+	temperature: { min: number; max: number };
+	/** The option that holds the stop sequences (`stop`, `stopSequences`). */
+	stopOption: string;
+	/** How many stop sequences the format takes, when it limits them. */
+	maxStopSequences?: number;
+}
+
+/** Every parameter both chat nodes read, checked. */
+export interface ChatParameters {
+	model: string;
+	messages: ChatMessage[];
+	maxTokens: number;
+	stream: boolean;
+	effort?: string;
+	temperature?: number;
+	stopSequences?: string[];
+	/** Binary Attachments: the binary field names, as given (their files are planned by planAttachments). */
+	binaryAttachments?: string[];
+	/** Image URLs, as given. */
+	imageUrls?: string[];
+	/** Response Format JSON Object or JSON Schema. */
+	json?: JsonRequest;
+	extraBody: IDataObject;
+	includeRawResponse: boolean;
+	deadlineMs: number;
+}
+
+/** What a chat item sends: its request, the body built from it (without files) and its attachments' plan. */
+export interface ChatItem<R extends ChatParameters> {
+	request: R;
+	body: IDataObject;
+	attachments?: AttachmentPlan;
+}
+
+/**
+ * Reads and checks one item's chat parameters; `options` is the Options collection, for what
+ * only one node reads from it.
+ */
+export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fields: ChatFormatFields): { parameters: ChatParameters; options: IDataObject } {
+	const model = readModelId(ctx, itemIndex);
+	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const messages = readMessages(ctx, itemIndex, fields.roles);
+	const binaryAttachments = readAttachmentNames(ctx, itemIndex, options.binaryAttachments);
+	const imageUrls = readImageUrls(ctx, itemIndex, options.urlAttachments);
+	// Attachments need a User message to go into.
+	if ((binaryAttachments || imageUrls) && lastUserIndex(messages) === -1) {
+		const field = binaryAttachments ? BINARY_ATTACHMENTS_FIELD : URL_ATTACHMENTS_FIELD;
+		throw fieldError(ctx, itemIndex, field, 'needs a message with the role "User" to attach to', 'Add a User message: the files go into the last one.');
+	}
+	const parameters: ChatParameters = {
+		model,
+		messages,
+		maxTokens: readMaxTokens(ctx, itemIndex, model),
+		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
+		effort: readEffort(ctx, itemIndex, options.effort),
+		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', fields.temperature),
+		stopSequences: readStopSequences(ctx, itemIndex, options[fields.stopOption], 'Stop Sequences', fields.maxStopSequences),
+		binaryAttachments,
+		imageUrls,
+		json: readJsonRequest(ctx, itemIndex, options),
+		extraBody: checkedExtraBody(ctx, itemIndex, options.extraBody),
+		includeRawResponse: options.includeRawResponse === true,
+		deadlineMs: readChatDeadline(ctx, itemIndex, options),
+	};
+	return { parameters, options };
+}
+
+function listOf(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	let entries: unknown[];
+	if (Array.isArray(value)) entries = value;
+	else if (typeof value === 'string') entries = value.split(split);
+	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
+	const list: string[] = [];
+	for (const entry of entries) {
+		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${entry === null ? 'null' : `a ${typeof entry}`}`);
+		const text = entry.trim();
+		if (text !== '' && !list.includes(text)) list.push(text);
+	}
+	return list.length > 0 ? list : undefined;
+}
+
+/** `options.binaryAttachments`: binary field names, comma-separated (or a list from an expression). */
+export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
+	return listOf(ctx, itemIndex, value, BINARY_ATTACHMENTS_FIELD, /[,\n]/);
+}
+
+/**
+ * `options.urlAttachments`: image links, one per line or comma-separated. A comma splits only
+ * where the next link begins, so links with commas in them (image CDNs use them) stay whole.
+ */
+export function readImageUrls(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
+	const list = listOf(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
+	list?.forEach((link, position) => {
+		let url: URL | undefined;
+		try {
+			url = new URL(link);
+		} catch {
+			url = undefined;
+		}
+		if (!url || !/^https?:$/.test(url.protocol) || url.hostname === '' || /\s/.test(link)) {
+			throw fieldError(
+				ctx,
+				itemIndex,
+				URL_ATTACHMENTS_FIELD,
+				`entry ${position + 1} ("${link.slice(0, 80)}") is not an http(s) link`,
+				'Enter image links such as https://example.com/photo.jpg, one per line or separated by commas. For a file of the input item, use Binary Attachments.',
+			);
+		}
+	});
+	return list;
 }
 
 /** The rows of the `messages` fixedCollection, checked: known roles, no empty content. */

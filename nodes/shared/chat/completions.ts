@@ -5,8 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { StreamFault, eventJson } from './chatCall';
-import type { ReplyStream } from './chatCall';
+import { ReplyStream, StreamFault } from './chatCall';
 import type { ServerSentEvent } from '../wire/sse';
 
 export interface ChatCompletion extends IDataObject {
@@ -77,24 +76,13 @@ interface ChoiceParts {
 }
 
 /** `data:` chunks, a usage chunk with empty `choices`, then `data: [DONE]`. */
-export class ChatCompletionStream implements ReplyStream<ChatCompletion> {
+export class ChatCompletionStream extends ReplyStream<ChatCompletion> {
 	readonly endMark = 'data: [DONE]';
-	private done = false;
 	private head: IDataObject = {};
 	private usage: IDataObject | undefined;
 	private readonly choices = new Map<number, ChoiceParts>();
 
-	get finished(): boolean {
-		return this.done;
-	}
-
-	take(event: ServerSentEvent): string | undefined {
-		// `data: [DONE] ` with a trailing space is still the end mark.
-		if (event.data.trim() === '[DONE]') {
-			this.done = true;
-			return undefined;
-		}
-		const chunk = eventJson(event);
+	protected takePayload(chunk: IDataObject, event: ServerSentEvent): string | undefined {
 		if (event.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw StreamFault.reported(chunk);
 		// Named one by one rather than looped over by key: this runs once per event of the stream.
 		if (chunk.id !== undefined && chunk.id !== null) this.head.id = chunk.id;

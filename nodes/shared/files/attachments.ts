@@ -3,15 +3,16 @@
  * `options.binaryAttachments` (binary fields of the input item: PNG, JPEG, GIF and WebP images and
  * PDF documents) and `options.urlAttachments` (image links, sent as given).
  *
- * Two passes, so that a run over many items never holds every file at once:
- * - before any request (`planAttachments`, in the item's check): each file is read through n8n's
- *   binary helpers (every binary data mode: default, filesystem, database, S3; only its first
- *   bytes where n8n keeps it outside the item), typed from its bytes (never from its name or
- *   declared MIME type), measured (size, and pixels where the format limits them) and checked
- *   against the format's limits; only these facts are kept;
- * - when the item's request is built (`loadAttachments`): the file is read again and encoded, and
- *   released with the request, so a run holds the files of at most Concurrency items at once.
- * The wire forms are `attachmentParts`; `withAttachments` puts them into the last User message.
+ * Planned once, sent from the plan, so that a run over many items never holds every file at once:
+ * - before any request (`planAttachments`, in the item's check), one pass over the item's files:
+ *   each is read through n8n's binary helpers (every binary data mode: default, filesystem,
+ *   database, S3; only its first bytes where n8n keeps it outside the item), typed from its bytes
+ *   (never from its name or declared MIME type), measured (size, and pixels where the format
+ *   limits them) and checked against the format's limits; then the image count and the size of the
+ *   whole request, measured on the item's body with the parts the plan gives. Only these facts are kept;
+ * - when the item's request is sent (`attachedBody`): the planned files are read again (and
+ *   checked to be the files planned), put into the body as the plan's parts, and released with the
+ *   request, so a run holds the files of at most Concurrency items at once.
  */
 import { fileWaitScope } from '../wire/fileWait';
 import type { FileWaitLimit } from '../wire/fileWait';
@@ -111,62 +112,9 @@ export function attachmentType(bytes: Buffer): { kind: 'image' | 'pdf'; mimeType
 	return sniffed && ATTACHABLE_IMAGES.includes(sniffed.mimeType) ? { kind: 'image', ...sniffed } : undefined;
 }
 
-function listOf(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
-	if (value === undefined || value === null || value === '') return undefined;
-	let entries: unknown[];
-	if (Array.isArray(value)) entries = value;
-	else if (typeof value === 'string') entries = value.split(split);
-	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
-	const list: string[] = [];
-	for (const entry of entries) {
-		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${entry === null ? 'null' : `a ${typeof entry}`}`);
-		const text = entry.trim();
-		if (text !== '' && !list.includes(text)) list.push(text);
-	}
-	return list.length > 0 ? list : undefined;
-}
-
-/** `options.binaryAttachments`: binary field names, comma-separated (or a list from an expression). */
-export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
-	return listOf(ctx, itemIndex, value, BINARY_ATTACHMENTS_FIELD, /[,\n]/);
-}
-
-/**
- * `options.urlAttachments`: image links, one per line or comma-separated. A comma splits only
- * where the next link begins, so links with commas in them (image CDNs use them) stay whole.
- */
-export function readImageUrls(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
-	const list = listOf(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
-	list?.forEach((link, position) => {
-		let url: URL | undefined;
-		try {
-			url = new URL(link);
-		} catch {
-			url = undefined;
-		}
-		if (!url || !/^https?:$/.test(url.protocol) || url.hostname === '' || /\s/.test(link)) {
-			throw fieldError(
-				ctx,
-				itemIndex,
-				URL_ATTACHMENTS_FIELD,
-				`entry ${position + 1} ("${link.slice(0, 80)}") is not an http(s) link`,
-				'Enter image links such as https://example.com/photo.jpg, one per line or separated by commas. For a file of the input item, use Binary Attachments.',
-			);
-		}
-	});
-	return list;
-}
-
 /** The position of the last User message, or -1. */
 export function lastUserIndex(messages: ReadonlyArray<{ role: string }>): number {
 	return messages.map((message) => message.role).lastIndexOf('user');
-}
-
-/** Attachments need a User message to go into; checked with the other parameters. */
-export function requireUserMessage(ctx: IExecuteFunctions, itemIndex: number, messages: ReadonlyArray<{ role: string }>, field: string): void {
-	if (lastUserIndex(messages) === -1) {
-		throw fieldError(ctx, itemIndex, field, 'needs a message with the role "User" to attach to', 'Add a User message: the files go into the last one.');
-	}
 }
 
 function describeBinary(binary: IBinaryData): string {
@@ -244,7 +192,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 		);
 	}
 	// A header beyond the first bytes (a JPEG's after large metadata): then the whole file is read.
-	const dimensions = imageDimensions(bytes) ?? (bytes.length < size ? imageDimensions(await ctx.helpers.getBinaryDataBuffer(itemIndex, property)) : undefined);
+	const dimensions = imageDimensions(bytes, type.mimeType) ?? (bytes.length < size ? imageDimensions(await ctx.helpers.getBinaryDataBuffer(itemIndex, property), type.mimeType) : undefined);
 	if (dimensions) {
 		file.width = dimensions.width;
 		file.height = dimensions.height;
@@ -265,7 +213,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
  * Reads and checks the files named in Binary Attachments, before any request: types, per-file
  * limits, and the image count of the request (with `linkCount` image links beside them).
  */
-export async function planAttachments(
+export async function planFiles(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	names: readonly string[] | undefined,
@@ -297,31 +245,51 @@ export async function planAttachments(
 	return files;
 }
 
-/** What both chat nodes read of an item's attachments. */
-export interface AttachmentInput {
-	binaryAttachments?: string[];
-	imageUrls?: string[];
-	files?: FileAttachment[];
+/** What a chat item asks to attach, and its time limit (the reads of the binary store end within it). */
+export interface AttachmentRequest {
+	binaryAttachments?: readonly string[];
+	imageUrls?: readonly string[];
+	deadlineMs: number;
+}
+
+/** An item's attachments, checked: what its request carries besides the body built from its parameters. */
+export interface AttachmentPlan {
+	format: ChatFormat;
+	files: FileAttachment[];
+	links: readonly string[];
 }
 
 /**
  * The whole check of one item's attachments, before any request: its files planned and checked,
- * then the size of the request `bodyOf` builds with them (measured with placeholders, not sent).
+ * the image count, then the size of the request: `body` (the item's body, without attachments)
+ * with the plan's parts, measured with placeholders, not sent. Undefined when nothing is attached.
  * The reads of the binary store end within the item's own Timeout (`limitName`) from now, or a Stop.
  */
-export async function withPlannedAttachments<I extends AttachmentInput & { deadlineMs: number }>(
+export async function planAttachments(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
-	input: I,
+	request: AttachmentRequest,
+	body: IDataObject,
 	format: ChatFormat,
-	bodyOf: (input: I, files: LoadedFile[]) => IDataObject,
 	limitName: string,
-): Promise<I> {
-	if (!input.binaryAttachments && !input.imageUrls) return input;
-	const limit = { scope: fileWaitScope(Date.now() + input.deadlineMs, ctx.getExecutionCancelSignal?.()), name: limitName };
-	input.files = await planAttachments(ctx, itemIndex, input.binaryAttachments, input.imageUrls?.length ?? 0, format, limit);
-	checkRequestSize(ctx, itemIndex, bodyOf(input, placeholders(input.files)), input.files);
-	return input;
+): Promise<AttachmentPlan | undefined> {
+	if (!request.binaryAttachments && !request.imageUrls) return undefined;
+	const links = request.imageUrls ?? [];
+	const limit = { scope: fileWaitScope(Date.now() + request.deadlineMs, ctx.getExecutionCancelSignal?.()), name: limitName };
+	const plan = { format, files: await planFiles(ctx, itemIndex, request.binaryAttachments, links.length, format, limit), links };
+	checkRequestSize(ctx, itemIndex, bodyWithParts(body, attachmentParts(format, placeholders(plan.files), links)), plan.files);
+	return plan;
+}
+
+/** The body to send: `body` with the plan's files, read now (and checked to be the files planned), and links. */
+export async function attachedBody(ctx: IExecuteFunctions, itemIndex: number, body: IDataObject, plan: AttachmentPlan | undefined): Promise<IDataObject> {
+	if (!plan) return body;
+	return bodyWithParts(body, attachmentParts(plan.format, await loadAttachments(ctx, itemIndex, plan.files), plan.links));
+}
+
+/** `body` with `parts` in the last User message of its `messages` (both formats keep the conversation there). */
+export function bodyWithParts(body: IDataObject, parts: readonly IDataObject[]): IDataObject {
+	return { ...body, messages: withAttachments(body.messages as unknown as ReadonlyArray<{ role: string; content: string }>, parts) };
 }
 
 /** The files of a plan as placeholders without data: a request built from them is measured, not sent. */

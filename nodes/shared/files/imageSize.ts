@@ -74,9 +74,12 @@ function jpegDimensions(bytes: Buffer): ImageDimensions | undefined {
 	return undefined;
 }
 
-/** Width and height in pixels; undefined when the bytes are none of these formats or the header is cut short. */
-export function imageDimensions(bytes: Buffer): ImageDimensions | undefined {
-	switch (sniffFileType(bytes)?.mimeType) {
+/**
+ * Width and height in pixels; undefined when the bytes are none of these formats or the header is
+ * cut short. `mimeType`: the type already read from the same bytes, when the caller has it.
+ */
+export function imageDimensions(bytes: Buffer, mimeType = sniffFileType(bytes)?.mimeType): ImageDimensions | undefined {
+	switch (mimeType) {
 		case 'image/png':
 			return pngDimensions(bytes);
 		case 'image/jpeg':

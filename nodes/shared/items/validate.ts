@@ -71,7 +71,11 @@ export function readInteger(
 
 /** `options.extraBody`: a JSON object (given as an object or as JSON text), or nothing. */
 export function readExtraBody(ctx: IExecuteFunctions, itemIndex: number, name = 'options.extraBody'): IDataObject {
-	const raw = ctx.getNodeParameter(name, itemIndex, '') as unknown;
+	return checkedExtraBody(ctx, itemIndex, ctx.getNodeParameter(name, itemIndex, '') as unknown);
+}
+
+/** Extra Body Fields as given (from an Options collection already read), checked. */
+export function checkedExtraBody(ctx: IExecuteFunctions, itemIndex: number, raw: unknown): IDataObject {
 	if (raw === undefined || raw === null || raw === '') return {};
 	let value = raw;
 	if (typeof raw === 'string') {
