@@ -15,7 +15,7 @@
  *   any Retry-After, plus a turn for every task watched (and one more for each one's check at
  *   Max Wait);
  * - lastLook: every task still running at Max Wait gets a check in its last second, unless every
- *   turn of that moment went to other tasks' checks at Max Wait;
+ *   turn of that moment (before its wait's end) went to other tasks' checks at Max Wait;
  * - deadline: no check goes out after its task's wait ended, or after its wait was settled, and
  *   every wait ends;
  * - noTurn: a check the queue refused a turn (its wait not over) asks for one again a moment
@@ -204,11 +204,12 @@ function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): 
 			previous = send;
 		}
 		// Its check at Max Wait is queued from its deadline on (or from its previous check's answer, when
-		// that came later): from then to its wait's end every turn must have gone to other tasks' last checks.
+		// that came later): from then until its wait's end every turn must have gone to other tasks' last checks.
 		if (task.outcome?.kind === 'timeout' && !own.some((send) => send.at >= task.deadline - DEADLINE_GRACE_MS)) {
 			const end = waitEndOf(task);
 			const from = Math.max(task.deadline, ...own.map((send) => Math.min(send.at + send.latencyMs, end)));
-			const inWindow = sends.filter((send) => send.at >= from && send.at <= end);
+			// A turn at the wait's end itself is no use to it (promise 1: a turn must come before the wait end).
+			const inWindow = sends.filter((send) => send.at >= from && send.at < end);
 			const routine = inWindow.filter((send) => send.at < send.task.deadline - DEADLINE_GRACE_MS).length;
 			const free = Math.floor((end - from) / spacingMs) - inWindow.length;
 			if (routine > 0 || free > 0) found.push(`lastLook: ${task.id} (Max Wait at ${task.deadline}) had no check in its last second, while ${routine} routine checks went and ${free} turns were free`);
@@ -257,6 +258,11 @@ describe('the status-check schedule: counterexamples', () => {
 		const run = await runLoad(load);
 		expect(budgetCovers(load, run.tasks, run.spacingMs, run.slots)).toBe(false);
 		expect(violations(load, run)).toEqual([]);
+	}, 60_000);
+
+	it('29 tasks at 2.5 checks/s, Max Wait two intervals: a routine check sent exactly at a task\'s wait end was counted as a turn its last check could have had (the property counted the wait end in; fix: a turn at the wait end is none)', async () => {
+		const load: Load = { tasks: 29, submitSpreadMs: 18_152, intervalMs: 2252, maxWaitIntervals: 2, checksPerSecond: 2.5, maxLatencyMs: 469, refusedShare: 9.4e-323, retryAfterMs: 1, neverDoneShare: 5.35154980718957e-159, seed: 89_044_916 };
+		expect(violations(load, await runLoad(load))).toEqual([]);
 	}, 60_000);
 
 	it('16 tasks at 0.5 checks/s: a check refused a turn was put off to its Max Wait instead of asking again a moment later (noTurn; fix: a refused check stays due when it was)', async () => {
