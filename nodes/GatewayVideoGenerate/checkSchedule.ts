@@ -21,9 +21,11 @@
  *    ones must not gain a round). A check sent before the last second is never the last one, and
  *    is ranked as routine.
  * 5. The budget of checks per second is never exceeded, nor the lane's slots.
- * 6. Retry-After is honoured: a refused check goes again no sooner than it says, up to a quarter
- *    of it later by chance (out of step with a gateway that refuses by turn), never past the
- *    interval it would have kept without the refusal.
+ * 6. Retry-After is honoured as a plan: a refused check is planned no sooner than it says, up to a
+ *    quarter of it later by chance (out of step with a gateway that refuses by turn), never past the
+ *    interval it would have kept without the refusal. A tick takes it along with the checks due
+ *    within COALESCE_MS of it, as it takes any check due soon, so it may go up to that much early;
+ *    one that would end after Max Wait yields to promise 2: the last check goes at Max Wait.
  */
 import { CancelledError, PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';

@@ -4,12 +4,15 @@
  * their 429s; every task is checked on its interval from its own submit and never reported still
  * running without a check in its last interval; and a first frame is read when its item's submit
  * goes out, so a run holds about Concurrency frames at once, not one per item.
+ * Time here is real, so every bound on it has the margin of a busy machine (BUSY_MARGIN_MS), far
+ * below what the bounded fault would take (checks held behind submits, slots that starve the budget).
  */
 import type { INodeExecutionData } from 'n8n-workflow';
 
 import type { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import type { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
 import { realClock } from '../../nodes/shared/wire/timing';
+import { BUSY_MARGIN_MS } from '../helpers/busy';
 import { startScriptedVideoGateway, runVideoNode } from './videoLoopback';
 import type { ScriptedGateway, VideoRun } from './videoLoopback';
 
@@ -26,7 +29,7 @@ function stillRunning(result: VideoRun): INodeExecutionData[] {
 	return result.output.filter((item) => /still running/.test(String(item.json.error ?? '')));
 }
 
-/** Every task checked at least once per interval after its submit, the last check in its last interval. */
+/** Every task checked at least once per interval after its submit, the last check in its last interval (each with a busy machine's margin). */
 function uncheckedIntervals(g: ScriptedGateway, maxWaitMs: number): string[] {
 	const problems: string[] = [];
 	for (const task of g.tasks.values()) {
@@ -34,34 +37,37 @@ function uncheckedIntervals(g: ScriptedGateway, maxWaitMs: number): string[] {
 		if (checks.length === 0) problems.push(`${task.id}: never checked`);
 		let last = task.submittedAt;
 		for (const at of checks) {
-			// a gap over one interval (with a second of slack for the tick and the loopback)
-			if (at - last > INTERVAL_MS + 1500) problems.push(`${task.id}: ${at - last} ms without a check`);
+			// a gap over one interval (and a busy machine's margin for the tick and the loopback)
+			if (at - last > INTERVAL_MS + BUSY_MARGIN_MS) problems.push(`${task.id}: ${at - last} ms without a check`);
 			last = at;
 		}
 		const done = checks.some((at) => at >= task.doneAt);
-		if (!done && last < task.submittedAt + maxWaitMs - INTERVAL_MS - 1500) problems.push(`${task.id}: last check ${last - task.submittedAt} ms after the submit`);
+		if (!done && last < task.submittedAt + maxWaitMs - INTERVAL_MS - BUSY_MARGIN_MS) problems.push(`${task.id}: last check ${last - task.submittedAt} ms after the submit`);
 	}
 	return problems;
 }
 
 describe('status checks in a lane of their own', () => {
-	it('200 videos, submits taking 0.5 s, done 1 s after submit, Max Wait 5 s: every task is checked while later submits still go out, none reported still running', async () => {
+	it('200 videos, submits taking 0.5 s, done 1 s after submit, Max Wait 8 s: every task is checked while later submits still go out, none reported still running', async () => {
 		const g = (gw = await startScriptedVideoGateway({ submitLatencyMs: 500, doneAfterMs: 1000 }));
+		// Max Wait one interval and a busy machine's margin: the check at 5 s, late on a busy machine, still finds the task done
+		// (at Max Wait 5 s it had 1.5 s of real time to be answered: an exact figure)
+		const maxWaitMs = INTERVAL_MS + BUSY_MARGIN_MS;
 		const result = await runVideoNode(
 			g,
-			{ options: { maxWaitSeconds: 5, pollIntervalSeconds: 5, statusChecksPerSecond: 100, concurrency: 10, downloadVideo: false } },
+			{ options: { maxWaitSeconds: maxWaitMs / 1000, pollIntervalSeconds: 5, statusChecksPerSecond: 100, concurrency: 10, downloadVideo: false } },
 			{ items: 200, clock: realClock, continueOnFail: true },
 		);
 		expect(result.error).toBeUndefined();
 		expect(stillRunning(result)).toEqual([]);
 		expect(result.output.every((item) => item.json.status === 'SUCCESS')).toBe(true);
-		expect(uncheckedIntervals(g, 5000)).toEqual([]);
+		expect(uncheckedIntervals(g, maxWaitMs)).toEqual([]);
 		// the first check went out while submits were still going out
 		const lastSubmit = Math.max(...g.submits().map((r) => r.at));
 		expect(Math.min(...g.checks().map((r) => r.at))).toBeLessThan(lastSubmit);
-		// the whole run: the submit phase plus Max Wait, and a little
+		// the whole run: the submit phase plus one interval (every task is done at its first check), and a busy machine's margin
 		const firstSubmit = Math.min(...g.submits().map((r) => r.at));
-		expect(result.ms).toBeLessThan(lastSubmit - firstSubmit + 5000 + 3000);
+		expect(result.ms).toBeLessThan(lastSubmit - firstSubmit + INTERVAL_MS + BUSY_MARGIN_MS);
 	}, 60_000);
 
 	it('429s on one submit in seven and every second check (Retry-After 1 s and 3 s): the checks still get their turn', async () => {
@@ -132,8 +138,8 @@ describe('status checks spend their budget (issue 19)', () => {
 		);
 		expect(result.error).toBeUndefined();
 		expect(result.output.filter((item) => item.json.status !== 'SUCCESS')).toEqual([]);
-		// every gap within the Poll Interval, and a little for timers on a shared machine
-		expect(longGaps(g, submitLatencyMs, INTERVAL_MS + 750)).toEqual([]);
+		// every gap within the Poll Interval, and a busy machine's margin for its timers
+		expect(longGaps(g, submitLatencyMs, INTERVAL_MS + BUSY_MARGIN_MS)).toEqual([]);
 		// the budget holds: no second of the run saw more than 10 checks (and one of slack for the boundary)
 		const perSecond = new Map<number, number>();
 		for (const check of g.checks()) perSecond.set(Math.floor(check.at / 1000), (perSecond.get(Math.floor(check.at / 1000)) ?? 0) + 1);
@@ -174,7 +180,7 @@ describe('a refused submit waits alone (issue 19)', () => {
 		const submits = g.submits().map((r) => r.at);
 		const phaseMs = Math.max(...[...g.tasks.values()].map((task) => task.submittedAt)) + 3000 - Math.min(...submits);
 		const idealMs = slotMs.reduce((sum, ms) => sum + ms, 0) / 10 + 3000;
-		expect(phaseMs).toBeLessThanOrEqual(1.25 * idealMs);
+		expect(phaseMs).toBeLessThanOrEqual(1.25 * idealMs + BUSY_MARGIN_MS);
 	}, 90_000);
 });
 

@@ -320,6 +320,23 @@ describe('TaskPoller', () => {
 		expect(polls).toHaveLength(0);
 	});
 
+	it('sends no check still waiting for its turn once the run stops (the first failure stops the wait), and lets the one on its way end', async () => {
+		// sleeps take 20 ms of real time: the failure's answer comes while b waits for its turn in the budget
+		const clock = createFakeClock(0, 20);
+		const { poller, polls } = scriptedPoller(clock, { a: ['FAILURE'], b: ['IN_PROGRESS'] }, { spacingMs: 1000 });
+		const outcomes = await Promise.all([
+			poller.watch(queued('a'), wait).then((outcome) => {
+				poller.stop();
+				return outcome;
+			}),
+			// due half a second after a: both go in a's tick, b one budget gap after a
+			poller.watch(queued('b'), { ...wait, intervalMs: 5500 }),
+		]);
+		await poller.finished();
+		expect(outcomes.map((outcome) => outcome.kind)).toEqual(['failure', 'stopped']);
+		expect(polls.map((poll) => poll.taskId)).toEqual(['a']);
+	});
+
 	it('restarts its loop for a task registered after the others finished', async () => {
 		const clock = createFakeClock(0);
 		const { poller, polls } = scriptedPoller(clock, { a: ['SUCCESS'], b: ['SUCCESS'] });
