@@ -6,7 +6,10 @@
  * own would otherwise hold the item for ever).
  */
 
-import { deadlineSignal } from './timing';
+import type { DeadlineScope } from './timing';
+
+// An item's file waits end on its deadline scope (timing.ts makes every deadline).
+export { deadlineScope as fileWaitScope } from './timing';
 
 /** Closes a file's stream (a Node Readable; any async iterator, in tests). */
 export function closeStream(stream: unknown): void {
@@ -26,23 +29,13 @@ export class FileWaitEnded extends Error {
 }
 
 /** What an item's file waits end on: the item's deadline (`notAfter`, epoch ms) and the execution's cancel signal. */
-export interface FileWaitScope {
-	readonly signal: AbortSignal;
-	/** Why the scope ended, once it has. */
-	reason(): 'deadline' | 'cancelled';
-}
+export type FileWaitScope = DeadlineScope;
 
 /** An item's limit its reads of the binary store end by (with a Stop), and its name as the user knows it. */
 export interface FileWaitLimit {
 	scope: FileWaitScope;
 	/** "Max Wait (Seconds)", "Timeout (Seconds)". */
 	name: string;
-}
-
-export function fileWaitScope(notAfter: number, cancel?: AbortSignal): FileWaitScope {
-	const deadline = deadlineSignal(notAfter - Date.now());
-	const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
-	return { signal, reason: () => (cancel?.aborted ? 'cancelled' : 'deadline') };
 }
 
 /** The reason `signal` gives, when it is a scope's (or the abort of a request's attempt). */

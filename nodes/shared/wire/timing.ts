@@ -49,6 +49,19 @@ export function deadlineSignal(ms: number): AbortSignal {
 	return signal;
 }
 
+/** A deadline and a cancel signal as one: `signal` aborts on either, `reason()` says which, once one has. */
+export interface DeadlineScope {
+	readonly signal: AbortSignal;
+	reason(): 'deadline' | 'cancelled';
+}
+
+/** The scope of a deadline at `notAfter` (epoch ms) and the execution's cancel signal. */
+export function deadlineScope(notAfter: number, cancel?: AbortSignal): DeadlineScope {
+	const deadline = deadlineSignal(notAfter - Date.now());
+	const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
+	return { signal, reason: () => (cancel?.aborted ? 'cancelled' : 'deadline') };
+}
+
 /** `work`, or a CancelledError as soon as `signal` aborts (the work itself goes on unobserved). */
 export async function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
 	if (!signal) return await work;
