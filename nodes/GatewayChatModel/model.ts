@@ -81,7 +81,7 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 }
 
 /** A failure while reading a stream, as a GatewayError, in the words Gateway Chat uses. */
-export function streamFailure(error: unknown, readFailure: (error: unknown) => GatewayError): GatewayError {
+export function streamFailure(error: unknown, readFailure: (error: unknown, readerAdvice?: string) => GatewayError): GatewayError {
 	return chatStreamFailure(WHAT, error, readFailure, { hint: STREAM_HINT });
 }
 

@@ -5,7 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { GatewayError, gatewayQuote } from '../shared/failures/errors';
+import { GatewayError } from '../shared/failures/errors';
+import { gatewayQuote } from '../shared/failures/errorBody';
 
 import type { FinishReason, FunctionTool, GenerateResult, Message, MessageContent, StreamChunk, TokenUsage, Tool } from '@n8n/ai-node-sdk';
 

@@ -45,7 +45,7 @@ async function sendNewPlant(client: GatewayClient, input: NewPlantInput, itemInd
 	const what = 'Creating the plant';
 	const plant = await client
 		.json<IDataObject>(
-			{ method: 'POST', path: '/plants', body: newPlantBody(input), itemIndex, deadlineMs: CREATE_DEADLINE_MS, limitName: CREATE_LIMIT, retry: { idempotent: false }, what },
+			{ method: 'POST', path: '/plants', body: newPlantBody(input), itemIndex, deadlineMs: CREATE_DEADLINE_MS, limitName: CREATE_LIMIT, retry: { idempotent: false }, ifActed: ifCreated(input), what },
 			parseJsonKeepingBigIntegers,
 		)
 		.catch((error: unknown) => {
@@ -55,11 +55,13 @@ async function sendNewPlant(client: GatewayClient, input: NewPlantInput, itemInd
 	return plant;
 }
 
+/** What a create that may have acted says: the plant may exist. */
+function ifCreated(input: NewPlantInput): string {
+	return `The request may have gone through even so: it was not sent again, so as not to create plant ${input.idDigits} twice. Check the store before running this item again.`;
+}
+
 function explainPlantFailure(error: unknown, input: NewPlantInput): unknown {
 	if (!(error instanceof GatewayError)) return error;
-	if (error.mayHaveActed) {
-		return error.with({ hint: `The request may have gone through even so: it was not sent again, so as not to create plant ${input.idDigits} twice. Check the store before running this item again.` });
-	}
 	if (error.kind === 'bad_request' && /already exists|duplicate|exists/i.test(error.gatewayMessage ?? '')) {
 		return error.with({ hint: `If an earlier run failed with a connection error, a timeout or a 5xx answer, it probably created plant ${input.idDigits}: check the store, and do not create it again.` });
 	}

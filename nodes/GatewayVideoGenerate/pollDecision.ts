@@ -6,22 +6,18 @@
  * The task itself (its record, states and answers) is in task.ts.
  */
 import { GatewayError } from '../shared/failures/errors';
-import type { GatewayErrorKind } from '../shared/failures/errors';
+import { howItPasses } from '../shared/wire/retry';
 import { DEADLINE_GRACE_MS, retryAt } from './checkSchedule';
 import { mergeRecords, phaseOf } from './task';
 import type { TaskRecord } from './task';
 
 /**
- * A poll that failed for a passing reason is tried again at the next tick: rate limits, server
- * errors (502/503/504 pages from a proxy, a 500, an error body in a 200 without telling words), an
- * answer that was not JSON (a 200 HTML page), and dropped or timed-out connections. Anything else
- * (the key refused, no quota, an unknown task, a redirect, an answer without a task record, a
- * bug) will not get better by waiting.
+ * A poll that failed for a passing reason is tried again at the next tick: a failure that passes
+ * soon or later (retry.ts `howItPasses`, the one list: rate limits, server errors, an answer that
+ * was not JSON, dropped or timed-out connections). A refusal will not get better by waiting.
  */
-const PASSING_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['rate_limit', 'server', 'network', 'timeout', 'protocol']);
-
 export function isPassingPollFailure(error: unknown): boolean {
-	return error instanceof GatewayError && PASSING_KINDS.has(error.kind);
+	return error instanceof GatewayError && howItPasses(error) !== 'never';
 }
 
 /**

@@ -8,7 +8,7 @@ import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } 
 
 import { downloadToBinary } from '../shared/files/binary';
 import type { FileType } from '../shared/files/binary';
-import { GatewayError, isExpiredLinkStatus, isRefusal, missingResultError, storageMessage, withFields } from '../shared/failures/errors';
+import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
 import { itemDeadline } from '../shared/wire/transport';
 import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { isPassingPollFailure } from './pollDecision';
@@ -79,7 +79,7 @@ function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: Tas
 
 /** Whether a failed submit may have created the task all the same (read from the error, never its words). */
 export function mayHaveCreatedTask(error: unknown): boolean {
-	return error instanceof GatewayError && error.mayHaveActed && !isRefusal(error.kind);
+	return error instanceof GatewayError && error.mayHaveActed;
 }
 
 /**
@@ -103,14 +103,6 @@ export function unconfirmedSubmitWords(error: unknown): string {
 	return 'got no answer';
 }
 
-/** A failed submit; when the task may exist all the same, the hint says so. */
-function submitFailure(error: unknown): unknown {
-	if (!(error instanceof GatewayError)) return error;
-	if (mayHaveCreatedTask(error)) return error.with({ hint: MAY_HAVE_CREATED_HINT });
-	// A refusal (a 503 "no channel for this model") created nothing, whatever its status.
-	return isRefusal(error.kind) && error.mayHaveActed ? error.with({ mayHaveActed: false }) : error;
-}
-
 /**
  * Submits one task. A submit starts paid work, so the transport repeats it only when the gateway
  * certainly refused it (429, a refused connection); after a failure that leaves it open (5xx,
@@ -121,12 +113,8 @@ function submitFailure(error: unknown): unknown {
  */
 export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, body: IDataObject, itemIndex: number, limit?: ItemLimit, waitAlone = false): Promise<SubmittedTask> {
 	const what = 'Submitting the video task';
-	let answer: IDataObject;
-	try {
-		answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, ...limit, retry: { idempotent: false }, retryAfterHoldsCallOnly: waitAlone, what });
-	} catch (error) {
-		throw submitFailure(error);
-	}
+	// A task that may exist is said so once, where the failure is classified (ifActed).
+	const answer = await client.json({ path: VIDEO_PATH, body, itemIndex, deadlineMs: SUBMIT_DEADLINE_MS, ...limit, retry: { idempotent: false }, ifActed: MAY_HAVE_CREATED_HINT, retryAfterHoldsCallOnly: waitAlone, what });
 	const task = readSubmitAnswer(answer);
 	if (!task) {
 		// It answered 200: whatever it did, it may have started the task.
@@ -153,15 +141,17 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 // ---------------------------------------------------------------------------------------------
 // Status
 
-function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUrl: string): TaskRecord {
+/** The task record of a status answer. `ending`: the wait ends here, so its errors say the task may still run. */
+function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUrl: string, ending: boolean): TaskRecord {
 	const task = readStatusAnswer(answer, taskId, baseUrl);
-	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex);
+	const then = ending ? ` ${stillRunning(taskId)}` : '';
+	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex, then);
 	if (task) return task;
 	throw missingResultError(`Checking video task ${shortTaskId(taskId)}`, 'task record', answer, {
 		itemIndex,
 		status: 200,
 		fields: { task_id: taskId },
-		hint: "The gateway's answer is quoted above.",
+		hint: `The gateway's answer is quoted above.${then}`,
 	});
 }
 
@@ -169,13 +159,13 @@ function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUr
  * A status answer about another task than the one asked for: never followed (its status, its
  * link and its id belong to someone else's video), so the wait of this task ends with both ids.
  */
-function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number): GatewayError {
+function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number, then: string): GatewayError {
 	return new GatewayError({
 		kind: 'protocol',
 		headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway answered about another task, ${shortTaskId(answeredFor)}`,
 		status: 200,
 		mayHaveActed: false,
-		hint: 'The answer was not used: its status and video belong to the other task. If this repeats, the gateway mixes up tasks: tell its operator.',
+		hint: `The answer was not used: its status and video belong to the other task. If this repeats, the gateway mixes up tasks: tell its operator.${then}`,
 		fields: { task_id: taskId, answered_task_id: answeredFor },
 		itemIndex,
 	});
@@ -189,11 +179,7 @@ export async function fetchStatus(client: GatewayClient, taskId: string, itemInd
 	} catch (error) {
 		throw statusFailure(error, taskId);
 	}
-	try {
-		return recordOf(answer, taskId, itemIndex, client.baseUrl);
-	} catch (error) {
-		throw error instanceof GatewayError ? error.with({ hint: `${error.hint} ${stillRunning(taskId)}` }) : error;
-	}
+	return recordOf(answer, taskId, itemIndex, client.baseUrl, true);
 }
 
 /** A failed status request of the user's own; an item not found (404, new-api's 400 task_not_exist) is an unknown task id. */
@@ -228,7 +214,7 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 		return { error: error as Error, passing: isPassingPollFailure(error) };
 	}
 	try {
-		return { task: recordOf(answer, taskId, itemIndex, client.baseUrl) };
+		return { task: recordOf(answer, taskId, itemIndex, client.baseUrl, false) };
 	} catch (error) {
 		// An answer without the task will not change by asking again.
 		return { error: error as Error, passing: false };
@@ -328,27 +314,11 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 // ---------------------------------------------------------------------------------------------
 // Download
 
-/** A 403/404/410 on the result link, on any origin: the temporary link has expired. */
-function expiredLinkError(error: unknown, record: TaskRecord, itemIndex: number): GatewayError | undefined {
-	if (!(error instanceof GatewayError) || !isExpiredLinkStatus(error.status)) return undefined;
-	const id = shortTaskId(record.task_id);
-	const said = error.gatewayMessage;
-	return new GatewayError({
-		kind: 'not_found',
-		headline: `The video link of task ${id} has expired or is no longer available (HTTP ${error.status})`,
-		status: error.status,
-		gatewayMessage: said === undefined ? undefined : (storageMessage(said) ?? said),
-		hint: `Links to generated videos are temporary. Run the Download operation with task ID ${id} soon: it asks the gateway for the current link. If the link stays expired, generate the video again.`,
-		fields: taskFields(record),
-		itemIndex,
-	});
-}
-
 /**
  * Streams the finished task's video into binary data (binary.ts refuses what is not a video and
  * names n8n's storage limits). The transport sends the key only to a link on the gateway's own
- * origin. A link that answers 403, 404 or 410 has expired. `limit`: Generate's, the task's Max
- * Wait (the whole task is one limit).
+ * origin, and says a link that answers 403, 404 or 410 has expired, with the way to a fresh one.
+ * `limit`: Generate's, the task's Max Wait (the whole task is one limit).
  */
 export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClient, record: TaskRecord, itemIndex: number, limit?: ItemLimit): Promise<IBinaryData> {
 	const id = shortTaskId(record.task_id);
@@ -371,7 +341,7 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		nextStep: again,
 		downloadOption: 'Download Video',
 	}).catch((error: unknown) => {
-		throw expiredLinkError(error, record, itemIndex) ?? withFields(error, fields);
+		throw withFields(error, fields);
 	});
 }
 

@@ -12,7 +12,8 @@ import type { ChatRequest } from '../../nodes/GatewayChat/request';
 import { StreamFault, startsEventStream } from '../../nodes/shared/chat/chatCall';
 import { checkedJsonValue } from '../../nodes/shared/chat/jsonReply';
 import type { JsonRequest } from '../../nodes/shared/chat/jsonReply';
-import { GatewayError, isErrorShape } from '../../nodes/shared/failures/errors';
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { isErrorShape } from '../../nodes/shared/failures/errorBody';
 import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 

@@ -14,15 +14,13 @@ import {
 	classifyError,
 	errorFromParsed,
 	httpError,
-	isErrorShape,
 	itemFieldsOf,
 	missingResultError,
 	networkError,
 	notAnObjectError,
-	parseErrorBody,
-	readErrorFields,
 	withFields,
 } from '../../nodes/shared/failures/errors';
+import { isErrorShape, parseErrorBody, readErrorFields } from '../../nodes/shared/failures/errorBody';
 import { SecretMasker, noSecretsMasker } from '../../nodes/shared/credential/secrets';
 
 // Random as a real key is: ordinary text shares no run of 8 characters with it.

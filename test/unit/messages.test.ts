@@ -10,7 +10,7 @@ import type { NativeMessage } from '../../nodes/GatewayMessages/reply';
 import { MESSAGES_HEADERS, messagesRequestBody, readMessagesRequest } from '../../nodes/GatewayMessages/request';
 import type { MessagesRequest } from '../../nodes/GatewayMessages/request';
 import { StreamFault } from '../../nodes/shared/chat/chatCall';
-import { isErrorShape } from '../../nodes/shared/failures/errors';
+import { isErrorShape } from '../../nodes/shared/failures/errorBody';
 import { ServerSentEventParser } from '../../nodes/shared/wire/sse';
 import { createExecuteContext } from '../helpers/executeContext';
 

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, isRetryableStatus, isSafeToRepeat, isTransient, parseRetryAfter, rateLimitWaitMs, retryDelayMs } from '../../nodes/shared/wire/retry';
+import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, howItPasses, isSafeToRepeat, isTransient, parseRetryAfter, rateLimitWaitMs, retryDelayMs } from '../../nodes/shared/wire/retry';
 import type { FailureFacts, RetryMoment } from '../../nodes/shared/wire/retry';
 import { BackoffGate, PastDeadline } from '../../nodes/shared/wire/timing';
 import { createFakeClock } from '../helpers/fakeClock';
@@ -6,13 +6,13 @@ import type { Clock } from '../../nodes/shared/wire/timing';
 
 describe('retry decisions', () => {
 	it('retries 429 and gateway failures, never other 4xx nor an unknown model', () => {
-		expect(isRetryableStatus(429, 'rate_limit')).toBe(true);
-		for (const status of [502, 503, 504]) expect(isRetryableStatus(status, 'server')).toBe(true);
-		for (const status of [400, 401, 403, 404, 422]) expect(isRetryableStatus(status, 'bad_request')).toBe(false);
-		expect(isRetryableStatus(500, 'server')).toBe(false);
-		expect(isRetryableStatus(503, 'unknown_model')).toBe(false);
+		expect(isTransient({ kind: 'rate_limit', status: 429 })).toBe(true);
+		for (const status of [502, 503, 504]) expect(isTransient({ kind: 'server', status })).toBe(true);
+		for (const status of [400, 401, 403, 404, 422]) expect(isTransient({ kind: 'bad_request', status })).toBe(false);
+		expect(isTransient({ kind: 'server', status: 500 })).toBe(false);
+		expect(isTransient({ kind: 'unknown_model', status: 503 })).toBe(false);
 		// A used-up quota comes as a 429 too: waiting does not help.
-		expect(isRetryableStatus(429, 'quota')).toBe(false);
+		expect(isTransient({ kind: 'quota', status: 429 })).toBe(false);
 		expect(isTransient({ kind: 'network' })).toBe(true);
 		expect(isTransient({ kind: 'timeout' })).toBe(false);
 	});
@@ -48,13 +48,70 @@ describe('retry decisions', () => {
 		expect(retryDelayMs(2, 7000, DEFAULT_RETRY_POLICY, () => 1)).toBe(7000);
 		// A Retry-After of 0 (or a past date) asks for no wait: a 503 saying so is backed off all the same.
 		expect(retryDelayMs(0, 0, DEFAULT_RETRY_POLICY, () => 1)).toBe(1000);
-		expect(decideRetry({ kind: 'server', status: 503, mayHaveActed: false, retryAfterMs: 0 }, { rateLimit: 0, other: 0 }, DEFAULT_RETRY_POLICY, { now: 0, notAfter: 1e9, paced: false, random: () => 1 })).toEqual({ retry: true, waitMs: 1000 });
+		expect(decideRetry({ kind: 'server', status: 503, mayHaveActed: false, retryAfterMs: 0 }, { rateLimit: 0, other: 0 }, DEFAULT_RETRY_POLICY, { now: 0, notAfter: 1e9, random: () => 1 })).toEqual({ retry: true, waitMs: 1000 });
+	});
+});
+
+describe('how a failure passes: the one list the transport and the video wait read', () => {
+	it('says soon for what a short wait may fix, later for what a later check may, never for a refusal', () => {
+		const soon = [{ kind: 'rate_limit', status: 429 }, { kind: 'server', status: 502 }, { kind: 'server', status: 503 }, { kind: 'server', status: 504 }, { kind: 'network' }] as const;
+		const later = [{ kind: 'server', status: 500 }, { kind: 'server', status: 200 }, { kind: 'timeout' }, { kind: 'timeout', status: 408 }, { kind: 'protocol', status: 200 }] as const;
+		const never = [{ kind: 'auth', status: 401 }, { kind: 'quota', status: 429 }, { kind: 'unknown_model', status: 503 }, { kind: 'not_found', status: 404 }, { kind: 'bad_request', status: 400 }, { kind: 'too_large', status: 413 }, { kind: 'redirect', status: 302 }, { kind: 'cancelled' }, { kind: 'task_failed' }, { kind: 'storage' }] as const;
+		for (const failure of soon) expect([failure, howItPasses(failure)]).toEqual([failure, 'soon']);
+		for (const failure of later) expect([failure, howItPasses(failure)]).toEqual([failure, 'later']);
+		for (const failure of never) expect([failure, howItPasses(failure)]).toEqual([failure, 'never']);
+	});
+});
+
+describe('what a 429 does to the run, decided with its retry', () => {
+	const none = { rateLimit: 0, other: 0 };
+	const rateLimit = (retryAfterMs?: number, status = 429): FailureFacts => ({ kind: 'rate_limit', status, mayHaveActed: false, retryAfterMs });
+	function withPace(spaces: boolean, extra: Partial<RetryMoment> = {}) {
+		const cuts: number[] = [];
+		const moment: RetryMoment = { now: 0, notAfter: 1e9, random: () => 1, pace: { cut: () => (cuts.push(1), spaces) }, ...extra };
+		return { moment, cuts };
+	}
+
+	it('a bare 429 cuts the pace; once the pace spaces requests out, it waits for its turn there and holds no one', () => {
+		const { moment, cuts } = withPace(true);
+		expect(decideRetry(rateLimit(), none, DEFAULT_RETRY_POLICY, moment)).toEqual({ retry: true, waitMs: 0 });
+		expect(cuts).toHaveLength(1);
+	});
+
+	it('a bare 429 the pace does not space out backs the whole run off for this call`s backoff', () => {
+		const { moment } = withPace(false);
+		expect(decideRetry(rateLimit(), none, DEFAULT_RETRY_POLICY, moment)).toEqual({ retry: true, waitMs: 1000, holdAllMs: 1000 });
+	});
+
+	it('a Retry-After holds every request of the run for that long, even when the call gives up', () => {
+		expect(decideRetry(rateLimit(2000), none, DEFAULT_RETRY_POLICY, withPace(true).moment)).toEqual({ retry: true, waitMs: 2000, holdAllMs: 2000 });
+		const tooLong = decideRetry(rateLimit(600_000), none, DEFAULT_RETRY_POLICY, withPace(true).moment);
+		expect(tooLong).toEqual({ retry: false, why: 'too_long', waitMs: 600_000, maxMs: DEFAULT_RETRY_POLICY.maxRetryAfterMs, holdAllMs: 600_000 });
+	});
+
+	it('a call that waits a Retry-After out alone neither cuts the pace nor holds the others; a bare 429 still cuts it', () => {
+		const alone = withPace(true, { waitsAlone: true });
+		expect(decideRetry(rateLimit(2000), none, DEFAULT_RETRY_POLICY, alone.moment)).toEqual({ retry: true, waitMs: 2000 });
+		expect(alone.cuts).toHaveLength(0);
+		expect(decideRetry(rateLimit(), none, DEFAULT_RETRY_POLICY, alone.moment)).toEqual({ retry: true, waitMs: 0 });
+		expect(alone.cuts).toHaveLength(1);
+	});
+
+	it('a 429 that is a used-up quota cuts the pace but holds no one, and is not retried', () => {
+		const { moment, cuts } = withPace(true);
+		expect(decideRetry({ kind: 'quota', status: 429, mayHaveActed: false, retryAfterMs: 5000 }, none, DEFAULT_RETRY_POLICY, moment)).toEqual({ retry: false, why: 'final' });
+		expect(cuts).toHaveLength(1);
+	});
+
+	it('a call paced by its owner (no pace) neither cuts nor holds anything', () => {
+		expect(decideRetry(rateLimit(2000), none, DEFAULT_RETRY_POLICY, { now: 0, notAfter: 1e9, random: () => 1 })).toEqual({ retry: true, waitMs: 2000 });
+		expect(decideRetry({ kind: 'server', status: 503, mayHaveActed: false }, none, DEFAULT_RETRY_POLICY, withPace(true).moment)).toEqual({ retry: true, waitMs: 1000 });
 	});
 });
 
 describe('the retry decision', () => {
 	const rateLimit = (retryAfterMs?: number): FailureFacts => ({ kind: 'rate_limit', status: 429, mayHaveActed: false, retryAfterMs });
-	const at = (now: number, notAfter: number, paced = false): RetryMoment => ({ now, notAfter, paced, random: () => 1 });
+	const at = (now: number, notAfter: number): RetryMoment => ({ now, notAfter, random: () => 1 });
 	const none = { rateLimit: 0, other: 0 };
 
 	it('waits a Retry-After that fits in the deadline', () => {

@@ -6,11 +6,15 @@
  */
 import type { IDataObject, IExecuteFunctions, INode } from 'n8n-workflow';
 
-import { fetchStatus, MAY_HAVE_CREATED_HINT, outcomeError, pollStatus, STATUS_DEADLINE_MS, submitTask, taskFailedError } from '../../nodes/GatewayVideoGenerate/taskApi';
+import { Readable } from 'stream';
+
+import { fetchStatus, MAY_HAVE_CREATED_HINT, mayHaveCreatedTask, outcomeError, pollStatus, STATUS_DEADLINE_MS, submitTask, taskFailedError } from '../../nodes/GatewayVideoGenerate/taskApi';
 import { asNodeError, errorItem } from '../../nodes/shared/failures/edge';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { SecretMasker } from '../../nodes/shared/credential/secrets';
-import type { GatewayCall, GatewayClient } from '../../nodes/shared/wire/transport';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
+import type { GatewayCall } from '../../nodes/shared/wire/transport';
+import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-video-test-0123456789abcdef';
 const SECRET_PART = KEY.slice(3);
@@ -158,25 +162,23 @@ describe('submitTask', () => {
 		expect(logs).toHaveLength(0);
 	});
 
-	it('says the task may exist when the error says the gateway may have acted (not from its words)', async () => {
-		const acted = new GatewayError({ kind: 'server', headline: 'Submitting the video task failed: the gateway reported a failure', status: 502, mayHaveActed: true, hint: 'Try again in a few minutes.' });
-		const error = await rejection(submitTask(fakeContext().ctx, fakeClient(() => Promise.reject(acted)).client, {}, 0));
-		expect(error).toMatchObject({ kind: acted.kind, status: acted.status, mayHaveActed: true, headline: acted.headline });
-		expect(error.hint).toBe(MAY_HAVE_CREATED_HINT);
-		expect(acted.hint).toBe('Try again in a few minutes.');
+	it('asks the transport for a paid submit that says, once, that the task may exist', async () => {
+		const { client, calls } = fakeClient(() => ({ task_id: 'task_3' }));
+		await submitTask(fakeContext().ctx, client, {}, 0);
+		expect(calls[0]).toMatchObject({ retry: { idempotent: false }, ifActed: MAY_HAVE_CREATED_HINT });
+	});
 
-		// words that sound like a refusal do not matter; the flag does
-		const dropped = new GatewayError({ kind: 'network', headline: 'Submitting the video task failed: the connection was refused', mayHaveActed: true });
-		expect((await rejection(submitTask(fakeContext().ctx, fakeClient(() => Promise.reject(dropped)).client, {}, 0))).hint).toBe(MAY_HAVE_CREATED_HINT);
-
-		for (const refused of [
-			new GatewayError({ kind: 'network', headline: 'Submitting the video task failed: the connection to x was dropped', mayHaveActed: false, hint: 'Check the address.' }),
-			new GatewayError({ kind: 'unknown_model', headline: 'Submitting the video task failed: no channel', status: 503, mayHaveActed: true, hint: 'Pick a model from the list.' }),
-			new GatewayError({ kind: 'auth', headline: 'Submitting the video task failed: the key', status: 200, hint: 'Check the API Key.' }),
-		]) {
-			const error2 = await rejection(submitTask(fakeContext().ctx, fakeClient(() => Promise.reject(refused)).client, {}, 0));
-			expect(error2.hint).not.toContain('may have created');
-		}
+	// The hint is composed where the failure is classified (the transport, errors.ts), never rewritten here.
+	it.each([
+		[502, '', MAY_HAVE_CREATED_HINT, true],
+		[504, '<html><title>504 Gateway Time-out</title></html>', MAY_HAVE_CREATED_HINT, true],
+		[503, '{"error":{"code":"model_not_found","message":"no available channel for model v"}}', 'Pick a model from the list, or check the model id for typos.', false],
+		[401, '{"error":{"message":"invalid token"}}', 'Check the API Key of the Model Gateway credential.', false],
+	])('a submit answered HTTP %i: the hint as classified, and whether the task may exist', async (status, body, hint, mayExist) => {
+		const { ctx } = createExecuteContext({ parameters: {}, credentials: { apiKey: KEY, baseUrl: 'http://gw.example:8080' } });
+		ctx.helpers.httpRequest = (async () => ({ statusCode: status, headers: { 'content-type': body.startsWith('<') ? 'text/html' : 'application/json' }, body: Readable.from([Buffer.from(body)]) })) as never;
+		const error = await rejection(submitTask(ctx, await GatewayClient.create(ctx), { model: 'v', prompt: 'p' }, 0));
+		expect([error.hint, error.mayHaveActed, mayHaveCreatedTask(error)]).toEqual([hint, mayExist, mayExist]);
 	});
 });
 

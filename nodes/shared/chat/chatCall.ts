@@ -6,7 +6,8 @@
 import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../files/binary';
-import { GatewayError, errorFromParsed, isErrorShape, gatewayQuote, missingResultError, notAnObjectError, readErrorFields } from '../failures/errors';
+import { GatewayError, errorFromParsed, missingResultError, notAnObjectError } from '../failures/errors';
+import { gatewayQuote, isErrorShape, readErrorFields } from '../failures/errorBody';
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
 import type { ServerSentEvent } from '../wire/sse';
@@ -242,19 +243,23 @@ export function wholeAnswer<R>(what: string, status: number, contentType: string
 }
 
 /** Any failure of a streamed call as a GatewayError; `readFailure` knows the attempt (timeout, Stop, network). */
-function chatFailure<R>(call: ChatCall<R>, error: unknown, readFailure: (error: unknown) => GatewayError): GatewayError {
+function chatFailure<R>(call: ChatCall<R>, error: unknown, readFailure: ReadFailure): GatewayError {
 	return streamFailure(call.what, error, readFailure, { itemIndex: call.itemIndex });
 }
+
+/** The transport's reading failure (OpenAnswer.failure): `readerAdvice` is what this reader says when the answer broke off. */
+type ReadFailure = (error: unknown, readerAdvice?: string) => GatewayError;
 
 /**
  * A failure while reading a chat answer, streamed or whole, as a GatewayError: an error the
  * gateway reported in the stream reads as the same error in a whole answer; a broken stream says
- * what broke; anything else is the attempt's (deadline, Stop, network).
+ * what broke; anything else is the attempt's (deadline, Stop, network), classified with this
+ * reader's advice (`hint`) for an answer that broke off.
  */
 export function streamFailure(
 	what: string,
 	error: unknown,
-	readFailure: (error: unknown) => GatewayError,
+	readFailure: ReadFailure,
 	options: { itemIndex?: number; hint?: string } = {},
 ): GatewayError {
 	const hint = options.hint ?? STREAM_HINT;
@@ -269,8 +274,7 @@ export function streamFailure(
 			itemIndex: options.itemIndex,
 		});
 	}
-	const failure = readFailure(error);
-	return failure.kind === 'network' ? failure.with({ hint }) : failure;
+	return readFailure(error, hint);
 }
 
 /** The first character that is not white space, without consuming it; '' for an empty body. */

@@ -6,7 +6,8 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, gatewayQuote } from '../failures/errors';
+import { GatewayError } from '../failures/errors';
+import { gatewayQuote } from '../failures/errorBody';
 import { fieldError } from '../items/validate';
 
 export const RESPONSE_FORMATS = ['text', 'jsonObject', 'jsonSchema'] as const;

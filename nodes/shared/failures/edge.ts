@@ -8,7 +8,8 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData, JsonObject } from 'n8n-workflow';
 
-import { GatewayError, itemFieldsOf, quoteStart } from './errors';
+import { GatewayError, itemFieldsOf } from './errors';
+import { quoteStart } from './errorBody';
 import { SecretMasker, noSecretsMasker } from '../credential/secrets';
 
 export type NodeError = NodeApiError | NodeOperationError;

@@ -6,7 +6,14 @@
  * A GatewayError's own `message` is our headline only: whatever the gateway said travels in
  * `gatewayMessage`, unmasked, and is quoted (masked) at the edge. So a GatewayError that escapes
  * anywhere else never carries a key in its message or stack.
+ *
+ * Each fact of a failure is written once, where it is classified: its kind, whether the gateway
+ * may have acted (the attempt's rule; a refusal did nothing), and its one hint. A copy (`with`,
+ * `within`, `withFields`) adds only what a wider step knows: its task id, its fields, its step.
  */
+import { gatewayQuote, parseErrorBody, quoteStart, storageMessage } from './errorBody';
+import type { ParsedErrorBody } from './errorBody';
+
 export type GatewayErrorKind =
 	| 'auth'
 	| 'quota'
@@ -118,140 +125,14 @@ export class GatewayError extends Error {
  * Kinds that say the gateway refused the request and did nothing, whatever the status (a 503
  * "no channel for this model" too): such a request created nothing, and repeating it pays nothing twice.
  */
-export const REFUSAL_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'too_large', 'not_found', 'redirect']);
-
-export function isRefusal(kind: GatewayErrorKind): boolean {
-	return REFUSAL_KINDS.has(kind);
-}
+const REFUSAL_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', 'rate_limit', 'unknown_model', 'bad_request', 'too_large', 'not_found', 'redirect']);
 
 /** A file link (a generated image or video) answering one of these has expired or is gone. */
 export function isExpiredLinkStatus(status: number | undefined): boolean {
 	return status === 403 || status === 404 || status === 410;
 }
 
-/** What a storage service (S3 and its kin) says in its XML error page, if anything. */
-export function storageMessage(text: string): string | undefined {
-	return /<Message>([^<]{1,200})<\/Message>/.exec(text)?.[1];
-}
-
 const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
-
-export function isGatewayError(error: unknown): error is GatewayError {
-	return error instanceof GatewayError;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Error bodies: every shape relays send, in an error status or inside a 200
-
-export interface ParsedErrorBody {
-	message?: string;
-	code?: string | number;
-	type?: string;
-	/** The body was an HTML page (a proxy's error page), summarised in `message`. */
-	html?: boolean;
-}
-
-const QUOTE_LIMIT = 300;
-/** A gateway's words are kept whole up to this (error bodies are read up to 64 KiB anyway). */
-const QUOTE_BOUND = 64 * 1024;
-
-function summariseHtml(html: string): string {
-	const pick = (tag: string) => {
-		const match = new RegExp(`<${tag}[^>]*>([\\s\\S]*?)</${tag}>`, 'i').exec(html);
-		return match ? match[1].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() : '';
-	};
-	const summary = pick('title') || pick('h1');
-	return summary ? `an HTML page ("${summary.slice(0, 120)}")` : 'an HTML page';
-}
-
-function asText(value: unknown): string | undefined {
-	if (typeof value === 'string' && value.trim() !== '') return value.trim();
-	return undefined;
-}
-
-/** The start of a text, for quoting: at most `limit` characters, whitespace folded. */
-export function quoteStart(text: string, limit = QUOTE_LIMIT): string {
-	const folded = String(text ?? '').replace(/\s+/g, ' ').trim();
-	return folded.length > limit ? `${folded.slice(0, limit)}…` : folded;
-}
-
-/**
- * A gateway's words as a GatewayError keeps them: whitespace folded, not shortened. They are
- * masked and then shortened where they are shown (`shownMessage`, the edge).
- */
-export function gatewayQuote(text: string): string {
-	return quoteStart(text, QUOTE_BOUND);
-}
-
-export function looksLikeHtml(text: string, contentType = ''): boolean {
-	return /html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text);
-}
-
-/** Reads the message, code and type from a parsed error body of any known shape. */
-export function readErrorFields(body: unknown): ParsedErrorBody {
-	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-		return body === undefined ? {} : { message: gatewayQuote(JSON.stringify(body)) };
-	}
-	const record = body as Record<string, unknown>;
-	const nested = record.error;
-	if (typeof nested === 'object' && nested !== null) {
-		// {"error":{"message","type","code"}} and {"type":"error","error":{"type","message"}}
-		const error = nested as Record<string, unknown>;
-		return {
-			message: asText(error.message) ?? asText(record.message) ?? asText(error.msg),
-			code: (error.code as string | number | undefined) ?? undefined,
-			type: asText(error.type) ?? (record.type !== 'error' ? asText(record.type) : undefined),
-		};
-	}
-	if (typeof nested === 'string' && nested.trim() !== '') return { message: asText(record.message) ?? nested.trim() };
-	// {"error":<int>,"message"} (plant store), {"code","message"|"msg"} (task endpoints), {"success":false,…}
-	const code = typeof nested === 'number' ? nested : (record.code as string | number | undefined);
-	return {
-		message: asText(record.message) ?? asText(record.msg) ?? asText(record.detail) ?? asText(record.error_msg),
-		code: code ?? undefined,
-		type: asText(record.type),
-	};
-}
-
-/** Reads an error answer's text (JSON of any shape, an HTML page, or plain text). */
-export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorBody {
-	const text = (bodyText ?? '').trim();
-	if (text === '') return {};
-	if (looksLikeHtml(text, contentType)) return { message: summariseHtml(text), html: true };
-	try {
-		return readErrorFields(JSON.parse(text));
-	} catch {
-		return { message: gatewayQuote(text) };
-	}
-}
-
-const SUCCESS_CODES = new Set(['success', 'ok', '0', '200']);
-
-/**
- * Whether a parsed 200 answer is an error the gateway reported in place of a result. Relays do
- * this: `{"error":{…}}`, `{"type":"error",…}`, `{"success":false,…}`, `{"code":500,"msg":…}`,
- * `{"code":"invalid_token","message":…}`. A body that is not a JSON object at all is a protocol
- * error (see `notAnObjectError`), not this.
- */
-export function isErrorShape(body: unknown): boolean {
-	if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-	const record = body as Record<string, unknown>;
-	const error = record.error;
-	if (typeof error === 'object' && error !== null && !Array.isArray(error) && Object.keys(error).length > 0) return true;
-	if (typeof error === 'string' && error.trim() !== '') return true;
-	if (typeof error === 'number' && error !== 0) return true;
-	if (record.type === 'error') return true;
-	if (record.success === false) return true;
-	const code = record.code;
-	const said = asText(record.message) ?? asText(record.msg);
-	if (code !== undefined && code !== null && !SUCCESS_CODES.has(String(code).toLowerCase())) {
-		// A failure code with words, and no result beside it.
-		const hasResult = record.data !== undefined && record.data !== null;
-		if (said !== undefined && !hasResult) return true;
-		if (typeof code === 'number' && code >= 400) return true;
-	}
-	return false;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Classification: the words of the answer first (they are more specific), then the status
@@ -347,29 +228,114 @@ function serverHint(status: number | undefined, parsed: ParsedErrorBody): string
 	return 'The gateway says the request failed on its side. If it keeps happening with the same input, the message above is the gateway\'s reason: check it with the gateway\'s administrator.';
 }
 
-export function headlineOf(kind: GatewayErrorKind): string {
-	return HEADLINES[kind];
+/**
+ * Where a request's streamed body (of exact Content-Length) was when its attempt ended or its answer
+ * came: `sent` whole (or no streamed body), `cutHere` (this side ended it before its end: the file,
+ * the deadline, a Stop, with no answer), `cutThere` (the gateway closed the connection mid-body, no
+ * answer seen), `answeredEarly` (the status line came before the body was sent whole).
+ */
+export type Upload = 'sent' | 'cutHere' | 'cutThere' | 'answeredEarly';
+
+/** What a request's hint may say about work it started. */
+export interface PaidFacts {
+	/** It carried a body the gateway could act on (not a GET). */
+	sentBody: boolean;
+	/** Paid or state-changing (`idempotent: false`): never sent again once it may have acted. */
+	paid: boolean;
+	/** A paid request's own words for when it may have acted: what may exist, and where to check. */
+	ifActed?: string;
+}
+
+/** What the classifier is given of a request and its attempt (wire/attempt.ts's AttemptSignal). */
+export interface SentRequest extends PaidFacts {
+	attempt: {
+		readonly upload: Upload;
+		/** The one rule of whether the gateway may have acted on the attempt, given the answer's status when one came. */
+		mayHaveActed(sentBody: boolean, status?: number): boolean;
+	};
+}
+
+const MAY_HAVE_GONE_THROUGH = 'The request may have gone through even so.';
+const NOT_SENT_AGAIN = 'The request may have gone through even so: it was not sent again, so as not to pay twice.';
+
+/** What the upload says of a failure, when it says something: the hint's reason, before the kind's advice. */
+function uploadWords(upload: Upload, answered: boolean): string | undefined {
+	// An error status that came before the body was sent whole: the gateway refused a request it never had whole.
+	if (answered) return upload === 'answeredEarly' ? 'The gateway answered before it had the whole request, so it did not act on it.' : undefined;
+	if (upload === 'cutHere') return 'The gateway did not get the whole request (it was cut before its end), so it did not act on it.';
+	// Node's HTTP client drops an answer that came just before the close.
+	if (upload === 'cutThere') return 'The gateway closed the connection before it had read the whole request; it may have answered (and acted) first, and that answer was lost with the connection.';
+	return undefined;
+}
+
+/**
+ * The one hint of a failure, composed where it is classified and never edited afterwards: that the
+ * request may have gone through (and, when paid, that it was not sent again: in the call's own
+ * words when it has them), then what the upload says, else the advice of the failure's kind. A
+ * paid call's own words say what to do: advice to try again would pay twice.
+ */
+function composeHint(mayHaveActed: boolean, request: PaidFacts | undefined, upload: string | undefined, advice?: string): string | undefined {
+	const acted = mayHaveActed && request?.sentBody ? (request.paid ? (request.ifActed ?? NOT_SENT_AGAIN) : MAY_HAVE_GONE_THROUGH) : undefined;
+	const own = upload ?? (acted !== undefined && request?.paid && request.ifActed !== undefined ? undefined : advice);
+	return [acted, own].filter(Boolean).join(' ') || undefined;
+}
+
+/**
+ * A Stop or the end of the run, while a request was in flight (`mayHaveActed`) or waited for its
+ * turn. Only paid work that may exist is worth a word after a Stop.
+ */
+export function cancelledError(headline: string, mayHaveActed: boolean, request: PaidFacts, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+	return new GatewayError({ kind: 'cancelled', headline, hint: request.paid ? composeHint(mayHaveActed, request, undefined) : undefined, mayHaveActed, ...extra });
+}
+
+/** A failure of a kind this side decided (a rate limit's turn that came too late), with that kind's advice. */
+export function failureOf(kind: GatewayErrorKind, init: Omit<GatewayErrorInit, 'kind'>): GatewayError {
+	return new GatewayError({ kind, hint: HINTS[kind], ...init });
 }
 
 /** An HTTP error answer (status >= 400), or an error body inside a 200; `largest`: the request's largest field. */
-export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField): GatewayError {
-	const parsed = parseErrorBody(bodyText, contentType);
-	return errorFromParsed(what, status, parsed, extra, largest);
+export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField, request?: SentRequest): GatewayError {
+	return errorFromParsed(what, status, parseErrorBody(bodyText, contentType), extra, largest, request);
 }
 
-export function errorFromParsed(what: string, status: number | undefined, parsed: ParsedErrorBody, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField): GatewayError {
+/**
+ * An error answer classified: its kind from the words first, then the status; whether the gateway
+ * may have acted (the attempt's rule, `request`; a refusal did nothing, whatever its status: a 503
+ * "no channel for this model"); and its one hint.
+ */
+export function errorFromParsed(what: string, status: number | undefined, parsed: ParsedErrorBody, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField, request?: SentRequest): GatewayError {
 	const kind = classifyError(status !== undefined && status >= 400 ? status : undefined, parsed);
+	const refusal = REFUSAL_KINDS.has(kind);
+	const mayHaveActed = !refusal && (request ? request.attempt.mayHaveActed(request.sentBody, status) : (extra.mayHaveActed ?? false));
+	const advice = kind === 'server' ? serverHint(status, parsed) : kind === 'too_large' ? tooLargeHint(largest) : HINTS[kind];
+	const upload = request && !refusal ? uploadWords(request.attempt.upload, true) : undefined;
 	const headline = `${what} failed: ${HEADLINES[kind]}`;
-	const hint = kind === 'server' ? serverHint(status, parsed) : kind === 'too_large' ? tooLargeHint(largest) : HINTS[kind];
 	return new GatewayError({
 		kind,
-		headline,
-		hint,
+		headline: parsed.html ? `${headline}: it answered with ${parsed.message}` : headline,
+		hint: composeHint(mayHaveActed, request, upload, advice),
 		status,
 		gatewayMessage: parsed.html ? undefined : parsed.message,
 		gatewayCode: parsed.code,
 		...extra,
-		...(parsed.html ? { headline: `${headline}: it answered with ${parsed.message}` } : {}),
+		mayHaveActed,
+	});
+}
+
+/**
+ * A file link (a generated image or video) that answers 403, 404 or 410: it has expired or is
+ * gone, whatever the host says. `nextStep`: what the user can do to get a fresh link.
+ */
+export function expiredLinkError(what: string, host: string, status: number, bodyText: string, nextStep: string | undefined, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+	const said = storageMessage(bodyText) ?? (bodyText.trim().startsWith('<') ? undefined : gatewayQuote(bodyText) || undefined);
+	const hint = 'Links to generated files are temporary: download them soon after they are generated.';
+	return new GatewayError({
+		kind: 'not_found',
+		headline: `${what} failed: the link has expired or is gone (${host} answered HTTP ${status})`,
+		hint: nextStep ? `${hint} ${nextStep}` : hint,
+		gatewayMessage: said,
+		status,
+		...extra,
 	});
 }
 
@@ -415,31 +381,39 @@ export function isAbortError(error: unknown): boolean {
 }
 
 /**
- * A failure without an HTTP answer. `host` names where the request went (for the hint), and
- * `sentBody` says whether the request carried work the gateway could have started.
+ * A failure without an HTTP answer, or while reading one. `host` names where the request went;
+ * `request` (the attempt's facts) says whether the gateway may have acted and what its upload says.
+ * `readerAdvice`: an answer came and broke off, and its reader says what to do (a download: how to
+ * try again; a chat stream: that the partial answer was discarded); whether the gateway acted is
+ * then no question (it answered), so that is the hint.
  */
-export function networkError(what: string, error: unknown, host: string, extra: Partial<GatewayErrorInit> = {}): GatewayError {
+export function networkError(what: string, error: unknown, host: string, extra: Partial<GatewayErrorInit> = {}, request?: SentRequest, readerAdvice?: string): GatewayError {
 	const cause = rootCause(error);
 	const code = cause.code ?? '';
-	const neverSent = NEVER_SENT.has(code);
-	let reason: string;
-	let hint: string | undefined;
-	if (code === 'ECONNREFUSED') {
-		reason = `the connection to ${host} was refused`;
-		hint = `Nothing answers at ${host}. Check the address and that the server is running.`;
-	} else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-		reason = `the host name ${host} could not be resolved`;
-		hint = `Check the host name ${host}.`;
-	} else if (/CERT|TLS|SSL/i.test(code)) {
-		reason = `the TLS certificate of ${host} was not accepted (${code})`;
-	} else if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up|aborted|premature close/i.test(cause.message ?? '')) {
-		reason = `the connection to ${host} was dropped before the answer was complete`;
-	} else if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(cause.message ?? '')) {
-		return new GatewayError({ kind: 'timeout', headline: `${what} failed: ${host} did not answer in time`, mayHaveActed: true, ...extra });
-	} else {
-		reason = `the connection to ${host} failed (${code || 'no answer'})`;
-	}
-	return new GatewayError({ kind: 'network', headline: `${what} failed: ${reason}`, hint, mayHaveActed: !neverSent, ...extra });
+	const [kind, reason, advice] = networkReason(code, cause.message ?? '', host);
+	// Never sent (refused, unresolved, a certificate): nothing reached the gateway.
+	const mayHaveActed = !NEVER_SENT.has(code) && (request ? request.attempt.mayHaveActed(request.sentBody) : true);
+	const upload = request ? uploadWords(request.attempt.upload, false) : undefined;
+	return new GatewayError({ kind, headline: `${what} failed: ${reason}`, hint: readerAdvice ?? composeHint(mayHaveActed, request, upload, advice), mayHaveActed, ...extra });
+}
+
+/** What a connection failure's code says: its kind, the reason in words, and the advice, if any. */
+function networkReason(code: string, message: string, host: string): [GatewayErrorKind, string, string | undefined] {
+	if (code === 'ECONNREFUSED') return ['network', `the connection to ${host} was refused`, `Nothing answers at ${host}. Check the address and that the server is running.`];
+	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ['network', `the host name ${host} could not be resolved`, `Check the host name ${host}.`];
+	if (/CERT|TLS|SSL/i.test(code)) return ['network', `the TLS certificate of ${host} was not accepted (${code})`, undefined];
+	if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up|aborted|premature close/i.test(message)) return ['network', `the connection to ${host} was dropped before the answer was complete`, undefined];
+	if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(message)) return ['timeout', `${host} did not answer in time`, undefined];
+	return ['network', `the connection to ${host} failed (${code || 'no answer'})`, undefined];
+}
+
+/**
+ * The attempt's own deadline (or a limit set from outside the call) ended it with no complete
+ * answer; `headline` names the limit.
+ */
+export function deadlineError(headline: string, request: SentRequest, extra: Partial<GatewayErrorInit> = {}, readerAdvice?: string): GatewayError {
+	const mayHaveActed = request.attempt.mayHaveActed(request.sentBody);
+	return new GatewayError({ kind: 'timeout', headline, hint: readerAdvice ?? composeHint(mayHaveActed, request, uploadWords(request.attempt.upload, false)), mayHaveActed, ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------

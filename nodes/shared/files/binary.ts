@@ -5,7 +5,8 @@
  */
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, gatewayQuote, quoteStart, rootCause } from '../failures/errors';
+import { GatewayError, rootCause } from '../failures/errors';
+import { gatewayQuote, quoteStart } from '../failures/errorBody';
 import type { GatewayErrorInit } from '../failures/errors';
 import type { ByteStream, GatewayClient } from '../wire/transport';
 import type { FileStreamSource } from '../wire/jsonBody';
@@ -330,7 +331,7 @@ const withNextStep = (hint: string, spec: DownloadSpec) => (spec.nextStep ? `${h
  */
 export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayClient, spec: DownloadSpec): Promise<IBinaryData> {
 	const { itemIndex, what, deadlineMs, notAfter, limitName, errorFields } = spec;
-	const response = await client.download(spec.link, { itemIndex, what, deadlineMs, notAfter, limitName, errorFields });
+	const response = await client.download(spec.link, { itemIndex, what, deadlineMs, notAfter, limitName, errorFields }, spec.nextStep);
 	const body = response.body;
 	const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
 	const extra = client.errorExtra({ itemIndex: spec.itemIndex, errorFields: spec.errorFields }, { status: response.status });
@@ -346,7 +347,7 @@ export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayCl
 
 	const head = await peekStream(body).catch((error: unknown) => {
 		body.destroy();
-		throw response.failure(error).within(spec.what, { hint: withNextStep('The download broke off.', spec) });
+		throw response.failure(error, withNextStep('The download broke off.', spec));
 	});
 	const sniffed = sniffFileType(head);
 	if (!sniffed?.mimeType.startsWith(spec.mediaPrefix) && looksLikeText(head) && !/svg/i.test(contentType)) {
@@ -371,7 +372,7 @@ export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayCl
 		body.destroy();
 		// The stream broke (the host, the deadline, a Stop): the connection's failure, not n8n's.
 		if (streamError !== undefined || client.cancelSignal?.aborted === true) {
-			throw response.failure(streamError ?? error).within(spec.what, { hint: withNextStep('The download broke off; the file was not kept.', spec) });
+			throw response.failure(streamError ?? error, withNextStep('The download broke off; the file was not kept.', spec));
 		}
 		throw storageError(error, spec, extra);
 	} finally {

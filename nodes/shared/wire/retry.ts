@@ -1,9 +1,14 @@
 /**
- * When to send a failed gateway call again and how long to wait first: pure decisions, the one
- * rule the transport follows (and the unit tests check).
- * Retried: 429 (relays send it with an empty body and no Retry-After), 502, 503 and 504, and
- * dropped connections. Never retried: other 4xx, and 503 `model_not_found`, which is permanent.
- * Every wait stays inside the call's deadline: a wait that would pass it ends the call at once.
+ * When to send a failed gateway call again, how long to wait first, and what its failure does to the
+ * run's other requests: pure decisions, the one rule the transport follows (and the unit tests check).
+ * - One list says how a failure passes (`howItPasses`): the transport sends again what passes soon;
+ *   a video wait checks again what passes later too.
+ * - Retried: 429 (relays send it with an empty body and no Retry-After), 502, 503 and 504, and
+ *   dropped connections. Never retried: other 4xx, and 503 `model_not_found`, which is permanent.
+ *   A paid request is repeated only when the gateway surely did not act.
+ * - A 429 slows the run's pace, and a Retry-After holds every request of the run, unless the call
+ *   waits it out alone.
+ * - Every wait stays inside the call's deadline: a wait that would pass it ends the call at once.
  */
 import type { GatewayErrorKind } from '../failures/errors';
 
@@ -43,15 +48,22 @@ export interface RetryCount {
 	other: number;
 }
 
-/** Whether a failure of this kind and status may pass by waiting: a rate limit, or a proxy's 502/503/504. */
-export function isRetryableStatus(status: number | undefined, kind: GatewayErrorKind): boolean {
-	if (kind === 'rate_limit') return true;
-	return kind === 'server' && (status === 502 || status === 503 || status === 504);
+/**
+ * How a failure may pass, the one list: `soon` (a rate limit, a proxy's 502/503/504, a dropped
+ * connection: the same request may get through after a short wait), `later` (another server
+ * failure, a timeout, an answer this node cannot use: sent again at once it would most likely fail
+ * the same way, but a later check of a running task may get through), or `never` (a refusal: the
+ * key, the quota, an unknown model or item, a bad request; a redirect; a Stop; a failed task).
+ */
+export function howItPasses(failure: Pick<FailureFacts, 'kind' | 'status'>): 'soon' | 'later' | 'never' {
+	if (failure.kind === 'network' || failure.kind === 'rate_limit') return 'soon';
+	if (failure.kind === 'server') return failure.status === 502 || failure.status === 503 || failure.status === 504 ? 'soon' : 'later';
+	return failure.kind === 'timeout' || failure.kind === 'protocol' ? 'later' : 'never';
 }
 
-/** Whether a failure may pass by waiting: what isRetryableStatus says, or a dropped connection. */
+/** Whether a failure may pass by sending the same request again after a short wait. */
 export function isTransient(failure: Pick<FailureFacts, 'kind' | 'status'>): boolean {
-	return failure.kind === 'network' || isRetryableStatus(failure.status, failure.kind);
+	return howItPasses(failure) === 'soon';
 }
 
 /**
@@ -118,13 +130,37 @@ export interface RetryMoment {
 	now: number;
 	/** The call's deadline (epoch ms): no wait may pass it. */
 	notAfter: number;
-	/** The execution's pace already spaces requests out after a 429. */
-	paced: boolean;
+	/**
+	 * The execution's pace, when the call goes through it: `cut()` slows it after a 429 and says
+	 * whether it now spaces requests out (then a bare 429 needs no backoff of its own).
+	 */
+	pace?: { cut(): boolean };
+	/** The call waits out a Retry-After alone (GatewayCall.retryAfterHoldsCallOnly). */
+	waitsAlone?: boolean;
 	random?: () => number;
 }
 
-/** Whether to try a failed call again, and after how long: the one retry rule. */
-export function decideRetry(failure: FailureFacts, count: RetryCount, policy: RetryPolicy, moment: RetryMoment): RetryDecision {
+/** A retry decision, and how long every request of the run holds (`holdAllMs`, when it does). */
+export type RetryVerdict = RetryDecision & { holdAllMs?: number };
+
+/**
+ * Whether to try a failed call again, and after how long: the one retry rule; with what the
+ * failure does to the run's other requests. A 429 cuts the pace, and a rate limit holds every
+ * request of the run for its Retry-After (or this call's backoff): it is about the account, not
+ * this item. A call that waits a Retry-After out alone does neither: a gateway that refuses a share
+ * of requests at any rate would otherwise cut the pace at every refusal (bench row 11e).
+ */
+export function decideRetry(failure: FailureFacts, count: RetryCount, policy: RetryPolicy, moment: RetryMoment): RetryVerdict {
+	const asked = failure.retryAfterMs !== undefined && failure.retryAfterMs > 0;
+	const alone = moment.waitsAlone === true && asked;
+	const paced = failure.status === 429 && !alone && moment.pace !== undefined ? moment.pace.cut() : false;
+	const decision = retryOrNot(failure, count, policy, { ...moment, paced });
+	const holds = failure.kind === 'rate_limit' && !alone && moment.pace !== undefined;
+	const holdAllMs = !holds ? 0 : asked ? (failure.retryAfterMs as number) : decision.retry ? decision.waitMs : 0;
+	return holdAllMs > 0 ? { ...decision, holdAllMs } : decision;
+}
+
+function retryOrNot(failure: FailureFacts, count: RetryCount, policy: RetryPolicy, moment: { now: number; notAfter: number; paced: boolean; random?: () => number }): RetryDecision {
 	if (!isTransient(failure)) return { retry: false, why: 'final' };
 	if (!isSafeToRepeat(policy, failure)) return { retry: false, why: 'unsafe' };
 	const rateLimited = failure.kind === 'rate_limit';

@@ -1,0 +1,120 @@
+/**
+ * Error bodies: every shape relays send, in an error status or inside a 200, read into a message,
+ * a code and a type. The gateway's words are kept whole here (folded, not shortened): they are
+ * masked and then shortened where they are shown (errors.ts `shownMessage`, the edge).
+ */
+
+export interface ParsedErrorBody {
+	message?: string;
+	code?: string | number;
+	type?: string;
+	/** The body was an HTML page (a proxy's error page), summarised in `message`. */
+	html?: boolean;
+}
+
+const QUOTE_LIMIT = 300;
+/** A gateway's words are kept whole up to this (error bodies are read up to 64 KiB anyway). */
+const QUOTE_BOUND = 64 * 1024;
+
+function summariseHtml(html: string): string {
+	const pick = (tag: string) => {
+		const match = new RegExp(`<${tag}[^>]*>([\\s\\S]*?)</${tag}>`, 'i').exec(html);
+		return match ? match[1].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() : '';
+	};
+	const summary = pick('title') || pick('h1');
+	return summary ? `an HTML page ("${summary.slice(0, 120)}")` : 'an HTML page';
+}
+
+function asText(value: unknown): string | undefined {
+	if (typeof value === 'string' && value.trim() !== '') return value.trim();
+	return undefined;
+}
+
+/** The start of a text, for quoting: at most `limit` characters, whitespace folded. */
+export function quoteStart(text: string, limit = QUOTE_LIMIT): string {
+	const folded = String(text ?? '').replace(/\s+/g, ' ').trim();
+	return folded.length > limit ? `${folded.slice(0, limit)}…` : folded;
+}
+
+/**
+ * A gateway's words as a GatewayError keeps them: whitespace folded, not shortened. They are
+ * masked and then shortened where they are shown (`shownMessage`, the edge).
+ */
+export function gatewayQuote(text: string): string {
+	return quoteStart(text, QUOTE_BOUND);
+}
+
+export function looksLikeHtml(text: string, contentType = ''): boolean {
+	return /html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text);
+}
+
+/** Reads the message, code and type from a parsed error body of any known shape. */
+export function readErrorFields(body: unknown): ParsedErrorBody {
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+		return body === undefined ? {} : { message: gatewayQuote(JSON.stringify(body)) };
+	}
+	const record = body as Record<string, unknown>;
+	const nested = record.error;
+	if (typeof nested === 'object' && nested !== null) {
+		// {"error":{"message","type","code"}} and {"type":"error","error":{"type","message"}}
+		const error = nested as Record<string, unknown>;
+		return {
+			message: asText(error.message) ?? asText(record.message) ?? asText(error.msg),
+			code: (error.code as string | number | undefined) ?? undefined,
+			type: asText(error.type) ?? (record.type !== 'error' ? asText(record.type) : undefined),
+		};
+	}
+	if (typeof nested === 'string' && nested.trim() !== '') return { message: asText(record.message) ?? nested.trim() };
+	// {"error":<int>,"message"} (plant store), {"code","message"|"msg"} (task endpoints), {"success":false,…}
+	const code = typeof nested === 'number' ? nested : (record.code as string | number | undefined);
+	return {
+		message: asText(record.message) ?? asText(record.msg) ?? asText(record.detail) ?? asText(record.error_msg),
+		code: code ?? undefined,
+		type: asText(record.type),
+	};
+}
+
+/** Reads an error answer's text (JSON of any shape, an HTML page, or plain text). */
+export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorBody {
+	const text = (bodyText ?? '').trim();
+	if (text === '') return {};
+	if (looksLikeHtml(text, contentType)) return { message: summariseHtml(text), html: true };
+	try {
+		return readErrorFields(JSON.parse(text));
+	} catch {
+		return { message: gatewayQuote(text) };
+	}
+}
+
+const SUCCESS_CODES = new Set(['success', 'ok', '0', '200']);
+
+/**
+ * Whether a parsed 200 answer is an error the gateway reported in place of a result. Relays do
+ * this: `{"error":{…}}`, `{"type":"error",…}`, `{"success":false,…}`, `{"code":500,"msg":…}`,
+ * `{"code":"invalid_token","message":…}`. A body that is not a JSON object at all is a protocol
+ * error (see `notAnObjectError`), not this.
+ */
+export function isErrorShape(body: unknown): boolean {
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+	const record = body as Record<string, unknown>;
+	const error = record.error;
+	if (typeof error === 'object' && error !== null && !Array.isArray(error) && Object.keys(error).length > 0) return true;
+	if (typeof error === 'string' && error.trim() !== '') return true;
+	if (typeof error === 'number' && error !== 0) return true;
+	if (record.type === 'error') return true;
+	if (record.success === false) return true;
+	const code = record.code;
+	const said = asText(record.message) ?? asText(record.msg);
+	if (code !== undefined && code !== null && !SUCCESS_CODES.has(String(code).toLowerCase())) {
+		// A failure code with words, and no result beside it.
+		const hasResult = record.data !== undefined && record.data !== null;
+		if (said !== undefined && !hasResult) return true;
+		if (typeof code === 'number' && code >= 400) return true;
+	}
+	return false;
+}
+
+/** What a storage service (S3 and its kin) says in its XML error page, if anything. */
+export function storageMessage(text: string): string | undefined {
+	return /<Message>([^<]{1,200})<\/Message>/.exec(text)?.[1];
+}

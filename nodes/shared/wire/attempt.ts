@@ -1,0 +1,224 @@
+/**
+ * One attempt of a request: its time limit and the execution's cancel signal as one signal, where
+ * its streamed body was when it ended, and the one rule of whether the gateway may have acted on
+ * it (`AttemptSignal.mayHaveActed`). `sendOnce` sends it through n8n's request helper, a streamed
+ * body opened afresh for it; `followRedirects` follows redirects hop by hop, the key and a body
+ * never going to another origin.
+ */
+import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
+
+import { GatewayError } from '../failures/errors';
+import type { GatewayErrorInit, Upload } from '../failures/errors';
+import { isSameOrigin } from '../credential/url';
+import { encodeJsonBody, StreamedJsonBody, stalledFileOf } from './jsonBody';
+import type { OpenedBody } from './jsonBody';
+import { secondsText } from './retry';
+import { CancelledError, deadlineSignal } from './timing';
+
+/** What a readable HTTP body offers without importing Node's stream module (n8n's rules). */
+export interface ByteStream extends AsyncIterable<Buffer | Uint8Array | string> {
+	read(size?: number): Buffer | string | null;
+	unshift(chunk: Buffer): void;
+	once(event: string, listener: (...args: unknown[]) => void): this;
+	on(event: string, listener: (...args: unknown[]) => void): this;
+	removeListener(event: string, listener: (...args: unknown[]) => void): this;
+	destroy(error?: Error): void;
+	readonly readableEnded?: boolean;
+	readonly destroyed?: boolean;
+}
+
+/** A header's value as text: its first value when repeated, '' when absent; `name` in any case. */
+export function headerValue(headers: Record<string, unknown> | undefined, name: string): string {
+	const value = headers?.[name] ?? headers?.[name.toLowerCase()];
+	if (Array.isArray(value)) return String(value[0] ?? '');
+	return value === undefined || value === null ? '' : String(value);
+}
+
+export interface RawResponse {
+	statusCode: number;
+	headers: Record<string, unknown>;
+	body: ByteStream;
+}
+
+/**
+ * The gateway may have done the work before its proxy gave up (502/504) or failed afterwards (500);
+ * any other error status is a refusal, whatever its body turns out to say.
+ */
+function mayHaveActedBy(status: number): boolean {
+	return status >= 500 || status === 408;
+}
+
+/**
+ * One attempt's time limit and the execution's cancel signal as one signal. `reason()` says which
+ * ended it, so a timeout and a Stop are told apart.
+ */
+export class AttemptSignal {
+	readonly signal: AbortSignal;
+	private readonly deadline: AbortSignal;
+	/**
+	 * Set when the request body's file failed (could not be opened, or is not the file checked):
+	 * the call fails with this error as it is (the item's own), never retried nor read as the network's.
+	 */
+	bodyFailure: Error | undefined;
+	/** Where a streamed body was when the attempt ended or its answer came (errors.ts `Upload`); `mayHaveActed` reads it. */
+	upload: Upload = 'sent';
+
+	/**
+	 * `reportedMs`: the limit the messages name (the whole of the item's deadline when that, not
+	 * the attempt's own limit, cut the attempt short). `cutBy`: the name of a limit set from outside
+	 * the call (an image item's 300 s, Max Wait) when that cut the attempt short.
+	 */
+	constructor(
+		readonly deadlineMs: number,
+		private readonly cancel?: AbortSignal,
+		readonly reportedMs = deadlineMs,
+		readonly cutBy?: string,
+		/** The name of the attempt's own limit, when the user set it ("Timeout (Seconds)"). */
+		private readonly ownLimitName?: string,
+	) {
+		this.deadline = deadlineSignal(deadlineMs);
+		this.signal = cancel ? AbortSignal.any([this.deadline, cancel]) : this.deadline;
+	}
+
+	get cancelled(): boolean {
+		return this.cancel?.aborted === true;
+	}
+
+	/** The limit that cut this attempt short, as the messages name it. */
+	get limitWords(): string {
+		return this.cutBy ?? this.ownLimitName ?? `${secondsText(this.reportedMs)} s`;
+	}
+
+	get timedOut(): boolean {
+		return this.deadline.aborted && !this.cancelled;
+	}
+
+	/**
+	 * Whether the gateway may have acted on this attempt, the one rule: an answer that came decides
+	 * (`status`: an error status, which says "may have acted" for a 5xx or 408, unless it came before
+	 * the body was sent whole: then the gateway refused a request it never had whole). With no answer:
+	 * a body this side cut before its end was not acted on; a body sent whole, or one whose connection
+	 * the gateway closed mid-body (Node's client drops an answer that came just before), may have been.
+	 */
+	mayHaveActed(sentBody: boolean, status?: number): boolean {
+		if (status !== undefined) return mayHaveActedBy(status) && this.upload !== 'answeredEarly';
+		return sentBody && this.upload !== 'cutHere';
+	}
+
+	/** Destroys the stream when the attempt's time runs out or the run is stopped. */
+	bind(stream: ByteStream): void {
+		const onAbort = () => stream.destroy(new CancelledError(this.timedOut ? 'deadline' : 'cancelled'));
+		if (this.signal.aborted) return onAbort();
+		this.signal.addEventListener('abort', onAbort, { once: true });
+		const release = () => this.signal.removeEventListener('abort', onAbort);
+		stream.once('close', release);
+		stream.once('end', release);
+	}
+}
+
+type HttpRequest = (options: IHttpRequestOptions) => Promise<unknown>;
+
+/**
+ * Sends one request (`options` without its body) and returns the answer, bound to the attempt.
+ * A body of files streamed from n8n's binary store is opened afresh for this attempt, sized up front
+ * (so relays get a body of known length, not chunks), and closed when the answer is done or the
+ * request fails; the attempt records where it was (`upload`) and a file's own failure (`bodyFailure`).
+ */
+export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, body: IDataObject | string | undefined, attempt: AttemptSignal): Promise<RawResponse> {
+	const encoded = body !== undefined && options.method !== 'GET' ? (typeof body === 'string' ? body : encodeJsonBody(body)) : undefined;
+	if (!(encoded instanceof StreamedJsonBody)) {
+		const response = (await http(encoded === undefined ? options : { ...options, body: encoded })) as RawResponse;
+		attempt.bind(response.body);
+		return response;
+	}
+	let opened: OpenedBody;
+	try {
+		// Every file's open ends with the attempt (its deadline, a Stop): an S3 GET that never answers too.
+		opened = await encoded.open(attempt.signal);
+	} catch (error) {
+		// Nothing was sent. A Stop is a Stop (the caller's cancel path); a deadline passed while the
+		// file opened is that file's failure; a file that could not be opened fails with its own error.
+		attempt.upload = 'cutHere';
+		if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error, attempt.limitWords) : error instanceof Error ? error : new Error(String(error));
+		throw attempt.bodyFailure ?? error;
+	}
+	const headers = { ...(options.headers as Record<string, string>), 'Content-Length': String(encoded.size) };
+	// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
+	const streamed = { ...options, headers, body: opened.body as unknown as IHttpRequestOptions['body'] };
+	let response: RawResponse | undefined;
+	try {
+		response = (await http(streamed)) as RawResponse;
+	} finally {
+		if (response === undefined) {
+			// Who held the body up, asked before closing it: a file that stopped giving bytes when the deadline came.
+			const stalled = attempt.timedOut ? opened.stalled(attempt.limitWords) : undefined;
+			opened.close();
+			// A file that is not the one checked, could not be read, or stalled fails the request with its own error, not as the network's.
+			attempt.bodyFailure = opened.failure ?? stalled;
+			// Cut here (the file, the deadline, a Stop) or by the gateway's close, which may have followed an answer.
+			if (!opened.ended) attempt.upload = attempt.signal.aborted || attempt.bodyFailure !== undefined ? 'cutHere' : 'cutThere';
+		}
+	}
+	if (!opened.ended) attempt.upload = 'answeredEarly';
+	response.body.once('close', opened.close);
+	response.body.once('end', opened.close);
+	attempt.bind(response.body);
+	return response;
+}
+
+const MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** A redirect's Location as an absolute URL, or undefined when it is none. */
+function resolveLocation(location: string, from: string): string | undefined {
+	if (location === '') return undefined;
+	try {
+		return new URL(location, from).toString();
+	} catch {
+		return undefined;
+	}
+}
+
+export interface RedirectRoute {
+	/** Where the request goes first. */
+	url: string;
+	method: string;
+	/** The gateway's own origin: the only one a body (and the key) may be re-sent to. */
+	baseUrl: string;
+	/** What the call does, for messages, and the fields its errors keep. */
+	what: string;
+	extra: Partial<GatewayErrorInit>;
+}
+
+/** Sends a request, following redirects hop by hop; the answer is a non-redirect status. */
+export async function followRedirects(route: RedirectRoute, hop: (url: string) => Promise<RawResponse>): Promise<RawResponse> {
+	const { method, baseUrl, what } = route;
+	let url = route.url;
+	for (let hops = 0; ; hops++) {
+		const response = await hop(url);
+		if (!REDIRECT_STATUSES.has(response.statusCode)) return response;
+		response.body.destroy();
+		const status = response.statusCode;
+		const extra = { ...route.extra, status, mayHaveActed: false };
+		const next = resolveLocation(headerValue(response.headers, 'location'), url);
+		if (next === undefined) throw new GatewayError({ kind: 'redirect', headline: `${what} failed: the gateway answered HTTP ${status} without a usable Location`, ...extra });
+		// The gateway itself moved for good to another origin: the Base URL is out of date.
+		const movedGateway = (status === 301 || status === 308) && isSameOrigin(url, baseUrl) && !isSameOrigin(next, baseUrl);
+		// A body is re-sent only as 307/308 ask, and only to the gateway's own origin.
+		const keepsBody = status === 307 || status === 308;
+		if (movedGateway || (method !== 'GET' && !(keepsBody && isSameOrigin(next, baseUrl)))) {
+			throw new GatewayError({
+				kind: 'redirect',
+				headline: movedGateway
+					? `${what} failed: the gateway moved to ${next}`
+					: `${what} failed: the gateway redirected the request to ${next}; a request with a body is not sent to another address`,
+				hint: movedGateway
+					? 'Update the Base URL of the credential to the new address.'
+					: 'Check the Base URL of the credential: it should be the address the gateway answers on directly.',
+				...extra,
+			});
+		}
+		if (hops >= MAX_REDIRECTS) throw new GatewayError({ kind: 'redirect', headline: `${what} failed: more than ${MAX_REDIRECTS} redirects, the last to ${next}`, ...extra });
+		url = next;
+	}
+}

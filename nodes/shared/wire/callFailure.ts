@@ -1,0 +1,113 @@
+/**
+ * What a failed attempt of one call is, classified once (errors.ts composes each hint there, given
+ * the attempt's facts): an error status, a failure with no answer (the deadline, the network), a
+ * Stop or the end of the run, and a file link that has expired.
+ */
+import type { IHttpRequestMethods } from 'n8n-workflow';
+
+import { GatewayError, cancelledError, deadlineError, expiredLinkError, httpError, isAbortError, isExpiredLinkStatus, networkError } from '../failures/errors';
+import type { GatewayErrorInit, PaidFacts, SentRequest } from '../failures/errors';
+import { hostOf, isSameOrigin } from '../credential/url';
+import { readBody } from './answer';
+import { headerValue } from './attempt';
+import type { AttemptSignal, RawResponse } from './attempt';
+import { largestField } from './jsonBody';
+import { parseRetryAfter, secondsText } from './retry';
+
+/** What of a call its failures need (transport.ts GatewayCall). */
+export interface FailingCall {
+	method?: IHttpRequestMethods;
+	body?: unknown;
+	itemIndex?: number;
+	what?: string;
+	errorFields?: Record<string, unknown>;
+	ifActed?: string;
+}
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** The fields an error of a call carries: its item and the fields it keeps (e.g. a task id). */
+export function callExtra(call: Pick<FailingCall, 'itemIndex' | 'errorFields'>, more: Partial<GatewayErrorInit> = {}): Partial<GatewayErrorInit> {
+	return { itemIndex: call.itemIndex, fields: { ...(call.errorFields ?? {}) }, ...more };
+}
+
+export interface FailureScope {
+	/** Where the call went, and the gateway's own origin. */
+	url: string;
+	baseUrl: string;
+	/** Paid or state-changing: never sent again once it may have acted. */
+	paid: boolean;
+	/** A file link (a download): a 403, 404 or 410 says it has expired; `nextStep` says how to get a fresh one. */
+	fileLink?: { nextStep?: string };
+	/** The run's scope closed (another item failed the run) rather than a Stop. */
+	runEnded: () => boolean;
+}
+
+/** The failures of one call, each classified once. */
+export class CallFailures {
+	readonly what: string;
+	private readonly paidFacts: PaidFacts;
+
+	constructor(
+		private readonly call: FailingCall,
+		private readonly scope: FailureScope,
+	) {
+		this.what = call.what ?? 'The gateway request';
+		this.paidFacts = { sentBody: call.body !== undefined && (call.method ?? 'POST') !== 'GET', paid: scope.paid, ifActed: call.ifActed };
+	}
+
+	extra(more: Partial<GatewayErrorInit> = {}): Partial<GatewayErrorInit> {
+		return callExtra(this.call, more);
+	}
+
+	/** What the classifier is told of the request and this attempt. */
+	private sent(attempt: AttemptSignal): SentRequest {
+		return { ...this.paidFacts, attempt };
+	}
+
+	/** An error status: its body read (briefly) and classified. */
+	async status(response: RawResponse, attempt: AttemptSignal): Promise<GatewayError> {
+		const status = response.statusCode;
+		let text = '';
+		try {
+			const bound = { limit: ERROR_BODY_LIMIT, truncate: true, what: this.what, extra: this.extra(), failure: (error: unknown) => this.noAnswer(error, attempt) };
+			text = (await readBody(response.body, bound)).toString('utf8');
+		} catch {
+			// Stopped while the body arrived: the status has already said whether the gateway acted.
+			if (attempt.cancelled) return this.cancelled(this.call.body !== undefined && attempt.mayHaveActed(true, status));
+			// A dropped error body still leaves the status code to report.
+		}
+		const { url, baseUrl, fileLink } = this.scope;
+		if ((fileLink !== undefined || !isSameOrigin(url, baseUrl)) && isExpiredLinkStatus(status)) {
+			return expiredLinkError(this.what, hostOf(url), status, text, fileLink?.nextStep, this.extra());
+		}
+		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after'], Date.now());
+		const contentType = headerValue(response.headers, 'content-type');
+		return httpError(this.what, status, text, contentType, this.extra({ status, retryAfterMs }), largestField(this.call.body), this.sent(attempt));
+	}
+
+	/**
+	 * A failure while sending or reading: a Stop, the deadline, or the network. `readerAdvice`: what
+	 * the reader of an answer that broke off says to do (a download: how to try again); a Stop needs none.
+	 */
+	noAnswer(error: unknown, attempt: AttemptSignal, what = this.what, readerAdvice?: string): GatewayError {
+		if (error instanceof GatewayError) return error;
+		if (attempt.cancelled) return this.cancelled(attempt.mayHaveActed(this.call.body !== undefined));
+		if (attempt.timedOut || isAbortError(error)) {
+			const headline = attempt.cutBy
+				? `${what} failed: no complete answer within the ${secondsText(attempt.deadlineMs)} s left of ${attempt.cutBy}`
+				: `${what} failed: no complete answer within ${secondsText(attempt.reportedMs)} s`;
+			return deadlineError(headline, this.sent(attempt), this.extra(), readerAdvice);
+		}
+		return networkError(what, error, hostOf(this.scope.url), this.extra(), this.sent(attempt), readerAdvice);
+	}
+
+	/**
+	 * A Stop, or the end of the run. `mayHaveActed`: a request was in flight (or an earlier attempt
+	 * may have acted); one stopped while it waited for a retry after a 429 was refused, nothing more.
+	 */
+	cancelled(mayHaveActed: boolean): GatewayError {
+		const headline = this.scope.runEnded() ? `${this.what} was stopped: the run had ended` : `${this.what} was cancelled`;
+		return cancelledError(headline, mayHaveActed, this.paidFacts, this.extra());
+	}
+}
