@@ -36,6 +36,18 @@ describe("'works' excuses only what the gateway really paused", () => {
 		expect(failedChat([300, 250])).not.toContain('works');
 	});
 
+	// Seed 1826 after the first-pending dimension: a dripped 1 s stream ran out of its Timeout next to other work.
+	describe('a run that ran out of its own limit', () => {
+		const timedOut = (settledAt: number, kind = 'timeout') => {
+			const s = scenario('chat', { deadlineSeconds: 1, answers: [answer({ kind: 'clean' })] });
+			const error = Object.assign(new Error('The chat request failed: no complete answer within 1 s'), { context: { itemFields: { kind } } });
+			return checkRun(s, outcome({ error, settledAt }), stateWithPauses(0)).map((v) => v.invariant);
+		};
+		it('is excused after the whole limit', () => expect(timedOut(1_050)).not.toContain('works'));
+		it('is held to working when it gave up before the limit', () => expect(timedOut(600)).toContain('works'));
+		it('is held to working when its failure is another kind', () => expect(timedOut(1_050, 'auth')).toContain('works'));
+	});
+
 	describe('the gateway logs its real pauses', () => {
 		const gateway = useFuzzGateway();
 
