@@ -5,6 +5,7 @@
 'use strict';
 
 module.exports = {
+	...require('./dist/nodes/GatewayAccount/GatewayAccount.node.js'),
 	...require('./dist/nodes/GatewayChat/GatewayChat.node.js'),
 	...require('./dist/nodes/GatewayChatModel/GatewayChatModel.node.js'),
 	...require('./dist/nodes/GatewayImageGenerate/GatewayImageGenerate.node.js'),

@@ -165,6 +165,11 @@ const SUMMARISERS = {
 		return chatLines(run, name, out);
 	},
 
+	gatewayAccount(run) {
+		const balances = okItems(run.items).map(({ json: b }) => `${b.unlimited ? 'unlimited' : `${b.available} ${b.unit} available`} (used ${b.used}, granted ${b.granted}; from ${b.source}${b.expiresAt ? `, expires ${b.expiresAt}` : ''})`);
+		return [...balances.map((line) => `balance: ${line}`), ...refusedLines(run.items, 'item')];
+	},
+
 	gatewayPlantCreate(run) {
 		const created = okItems(run.items).map((item) => `${item.json.id} ${item.json.name}${item.json.tag ? ` [${item.json.tag}]` : ''}`);
 		const lines = [`${plural(created.length, 'plant')} created: ${created.join(', ') || 'none'}`];

@@ -102,7 +102,7 @@ const FORBIDDEN = ALL_SECRETS.flatMap((value) => (value.startsWith('sk-') ? [val
 
 	it('answers OK for a good key, and the gateway saw the key and the custom headers on GET /v1/models', async () => {
 		const result = await testCredential(credential(KEYS.good, gateway.baseUrl, { customHeaders: JSON.stringify({ 'x-portkey-provider': 'openai', 'x-portkey-api-key': HEADER_SECRET }) }));
-		expect(result).toEqual({ status: 'OK', message: 'Connection successful: the gateway accepted the API Key and lists 12 models.' });
+		expect(result).toEqual({ status: 'OK', message: 'Connection successful: the gateway accepted the API Key and lists 12 models; 50.00 USD left on this key.' });
 		const [request] = modelRequests().slice(-1);
 		expect(request.headers).toMatchObject({ authorization: `Bearer ${KEYS.good}`, 'x-portkey-provider': 'openai', 'x-portkey-api-key': HEADER_SECRET });
 	});

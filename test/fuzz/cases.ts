@@ -20,13 +20,15 @@ export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
 	toolIndex?: RunPlan['toolIndex'];
 	video?: Partial<VideoPlan>;
 	early?: RunPlan['early'];
+	balance?: RunPlan['balance'];
 }
 
 export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
-	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, early, ...rest } = overrides;
+	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, early, balance, ...rest } = overrides;
 	const plan: RunPlan = {
 		answers,
 		...(early ? { early } : {}),
+		...(balance ? { balance } : {}),
 		text,
 		toolCall,
 		toolArgs,

@@ -235,6 +235,13 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 			video: { submitIds: ['task_4242', 'task_4243', 'task_4244'] },
 		}),
 	},
+	// Seed 2801 (60 runs, account): a relay's 404 for the dashboard path quotes the path ("Invalid URL
+	// (GET /v1/dashboard/billing/subscription)"); "billing" read as a quota refusal, so the node reported
+	// a refused key instead of the error that names both balance paths.
+	{
+		name: 'Gateway Account, a gateway with no balance route whose 404 quotes the path: the error names both paths, not a quota refusal (seed 2801)',
+		scenario: scenario('account', { balance: { route: 'none', rate: false, display: 'USD', granted: 0, usedShare: 0, unlimited: false, expiresAt: -1, amountForm: 'number' } }),
+	},
 ];
 
 const gateway = useFuzzGateway();

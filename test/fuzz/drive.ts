@@ -13,6 +13,7 @@ import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
+import { GatewayAccount } from '../../nodes/GatewayAccount/GatewayAccount.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { standInSdk } from '../helpers/chatModelSdk';
@@ -119,6 +120,8 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 				return { model: model('img-image-2'), prompt: prompt(i), n: 1, responseFormat: scenario.imageFormat, options: {} };
 			case 'plant':
 				return { id: 1000 + i, name: `Fern ${i}`, tag: 'shade' };
+			case 'account':
+				return { operation: 'getBalance', options: {} };
 			default: {
 				const operation = { videoGenerate: 'generate', videoSubmit: 'submit', videoStatus: 'getStatus', videoDownload: 'download' }[scenario.node];
 				const options: IDataObject = { ...(operation === 'generate' ? { maxWaitSeconds: generateMaxWaitSeconds(scenario), pollIntervalSeconds: 5 } : {}), ...frameOption(scenario) };
@@ -136,6 +139,7 @@ const NODES: Record<string, () => INodeType> = {
 	messagesStream: () => new GatewayMessages(),
 	image: () => new GatewayImageGenerate(),
 	plant: () => new GatewayPlantCreate(),
+	account: () => new GatewayAccount(),
 	videoGenerate: () => new GatewayVideoGenerate(),
 	videoSubmit: () => new GatewayVideoGenerate(),
 	videoStatus: () => new GatewayVideoGenerate(),

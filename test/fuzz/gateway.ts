@@ -107,6 +107,60 @@ export interface RunPlan {
 	 */
 	toolIndex?: ToolIndexForm;
 	video: VideoPlan;
+	/** Gateway Account runs: the balance the gateway reports (unset: none, every balance path a 404). */
+	balance?: BalancePlan;
+}
+
+/** The balance answers of a run: which interface answers, the money rule of /api/status, the amounts and how they are written. */
+export interface BalancePlan {
+	route: 'newapi' | 'dashboard' | 'none';
+	/** Whether /api/status is served (with quota_per_unit). */
+	rate: boolean;
+	display: 'USD' | 'CNY' | 'TOKENS';
+	/** Quota units granted; used is its share. */
+	granted: number;
+	usedShare: number;
+	unlimited: boolean;
+	expiresAt: number;
+	/** How the amounts are written: numbers, or what a broken relay sends (text, nothing, null). */
+	amountForm: 'number' | 'string' | 'missing' | 'null';
+}
+
+/** The paths a balance read asks for (Gateway Account, the credential test). */
+export const BALANCE_PATHS = /^\/(api\/status|api\/usage\/token\/?|v1\/dashboard\/billing\/(subscription|usage))$/;
+
+const QUOTA_PER_UNIT = 500_000;
+const USD_EXCHANGE_RATE = 7.3;
+
+/** An amount as the plan writes it. */
+function writtenAmount(plan: BalancePlan, value: number): unknown {
+	if (plan.amountForm === 'string') return String(value);
+	if (plan.amountForm === 'null') return null;
+	if (plan.amountForm === 'missing') return undefined;
+	return value;
+}
+
+/** The balance routes' clean answers (new-api's and the dashboard pair's shapes); undefined for any other path. */
+export function balanceAnswer(plan: BalancePlan | undefined, p: string, quote: string): { status: number; body: Record<string, unknown> } | undefined {
+	if (!BALANCE_PATHS.test(p)) return undefined;
+	const notServed = { status: 404, body: { error: { message: `Invalid URL (GET ${p})`, type: 'invalid_request_error' } } };
+	if (!plan) return notServed;
+	const used = Math.floor(plan.granted * plan.usedShare);
+	const display = (quota: number) => (plan.display === 'TOKENS' ? quota : (quota / QUOTA_PER_UNIT) * (plan.display === 'CNY' ? USD_EXCHANGE_RATE : 1));
+	if (p === '/api/status') {
+		if (!plan.rate) return notServed;
+		return { status: 200, body: { success: true, message: '', data: { quota_per_unit: QUOTA_PER_UNIT, quota_display_type: plan.display, display_in_currency: plan.display !== 'TOKENS', usd_exchange_rate: USD_EXCHANGE_RATE, system_name: `New API${quote}` } } };
+	}
+	if (p === '/api/usage/token/' && plan.route === 'newapi') {
+		const data = { object: 'token_usage', name: `key${quote}`, total_granted: writtenAmount(plan, plan.granted), total_used: writtenAmount(plan, used), total_available: writtenAmount(plan, plan.granted - used), unlimited_quota: plan.unlimited, expires_at: plan.expiresAt };
+		return { status: 200, body: { code: true, message: 'ok', data } };
+	}
+	if (p === '/v1/dashboard/billing/subscription' && plan.route === 'dashboard') {
+		const limit = plan.unlimited ? 100_000_000 : display(plan.granted);
+		return { status: 200, body: { object: `billing_subscription${quote}`, hard_limit_usd: writtenAmount(plan, limit), soft_limit_usd: limit, access_until: Math.max(0, plan.expiresAt) } };
+	}
+	if (p === '/v1/dashboard/billing/usage' && plan.route === 'dashboard') return { status: 200, body: { object: 'list', total_usage: writtenAmount(plan, display(used) * 100) } };
+	return notServed;
 }
 
 export type ToolIndexForm = 'given' | 'zero' | 'none';
@@ -501,6 +555,8 @@ export class FuzzGateway {
 			state.settingTexts.push(`grown by ${SETTING_WORD}`);
 			return json(200, { id: body.id, name: `${String(body.name)}${q('name')}`, tag: `fern${q('tag')} grown by ${SETTING_WORD}` });
 		}
+		const balance = method === 'GET' ? balanceAnswer(plan.balance, p, quoteOf(['name'])('name')) : undefined;
+		if (balance) return json(balance.status, balance.body);
 		if (method === 'GET' && p === '/v1/models') return json(200, { object: 'list', data: [] });
 		return json(404, { error: { message: `no route ${method} ${p}` } });
 	}

@@ -134,3 +134,23 @@ describe('resultLink', () => {
 		expect(broken('videoStatus', outcome({ output: [{ json: { task_id: 'task_1', status: 'SUCCESS', result_url: 'http://127.0.0.1:9/r1/files/video.mp4' } }] }), state([]))).toEqual([]);
 	});
 });
+
+describe('balance', () => {
+	const good = { available: 12.34, used: 0.66, granted: 13, unit: 'USD', unlimited: false, expiresAt: null, source: '/api/usage/token/' };
+	it.each([
+		['an amount that is text', { ...good, available: '12.34' }],
+		['an amount that is not finite', { ...good, used: Number.NaN }],
+		['an unnamed unit', { ...good, unit: 'CNY' }],
+		['an expiry that is no date', { ...good, expiresAt: 'never' }],
+		['an error item without words', { error: '' }],
+	])('finds %s', (_name, json) => {
+		expect(broken('account', outcome({ output: [{ json: json as never }] }), state([]))).toEqual(['balance']);
+	});
+
+	it('finds an error that does not name both paths where the gateway serves no balance route, and lets the right one pass', () => {
+		expect(broken('account', outcome({ error: new Error('Reading the balance failed: the gateway refused the request') }), state([]))).toEqual(['balance']);
+		const named = "Reading the key's balance failed: the gateway answers neither GET /api/usage/token/ (new-api) nor GET /v1/dashboard/billing/subscription (OpenAI-style, one-api)";
+		expect(broken('account', outcome({ error: new Error(named) }), state([]))).toEqual([]);
+		expect(broken('account', outcome({ output: [{ json: good }] }), state([]))).toEqual(['balance']);
+	});
+});

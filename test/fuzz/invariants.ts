@@ -4,13 +4,14 @@
  * failing property says which promise broke and where.
  */
 import type { LoggedRequest, RunState, Secrets } from './gateway';
+import { BALANCE_PATHS } from './gateway';
 import { GRACE_MS } from './drive';
 import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
 import { deadlineMs, storeOf } from './scenario';
 import { secretEncodings } from '../helpers/secretEncodings';
 
-export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink';
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink' | 'balance';
 
 export interface Violation {
 	invariant: InvariantName;
@@ -179,6 +180,8 @@ function checkTaskOfRecord(scenario: Scenario, state: RunState): Violation[] {
 	const violations: Violation[] = [];
 	for (const r of state.requests) {
 		if (r.method !== 'GET' || r.path.startsWith('/files/') || r.path === '/v1/models') continue;
+		// A balance read is no status check.
+		if (scenario.node === 'account' && BALANCE_PATHS.test(r.path)) continue;
 		const match = /^\/v1\/video\/generations\/([^/?#]+)$/.exec(r.path);
 		if (!match) {
 			violations.push({ invariant: 'taskOfRecord', detail: `a status check went to ${JSON.stringify(r.path.slice(0, 80))}, not one task's path` });
@@ -311,7 +314,9 @@ function checkWorks(scenario: Scenario, outcome: Outcome, state: RunState): Viol
 				plan.video.terminal === 'SUCCESS' &&
 				ORDINARY_ID.test(scenario.taskIdInput) &&
 				// Download of a task still queued rightly fails ("not finished yet").
-				(scenario.node !== 'videoDownload' || plan.video.pendingPolls === 0)));
+				(scenario.node !== 'videoDownload' || plan.video.pendingPolls === 0))) &&
+		// A balance only where the gateway serves one, with its amounts as numbers.
+		(scenario.node !== 'account' || (plan.balance !== undefined && plan.balance.route !== 'none' && plan.balance.amountForm === 'number'));
 	if (!clean) return [];
 	const failed = outcome.error !== undefined || outcome.output.some((item) => item.json.error !== undefined) || (!scenario.node.startsWith('model') && outcome.output.length === 0);
 	// A run that ran out of its own limit, after the whole limit, kept it: on a busy machine a short
@@ -329,6 +334,43 @@ function ranOutAfterItsLimit(scenario: Scenario, outcome: Outcome): boolean {
 	return kinds.length > 0 && kinds.every((kind) => kind === 'timeout') && outcome.settledAt - outcome.startedAt >= deadlineMs(scenario);
 }
 
+const BALANCE_UNITS = new Set(['USD', 'quota']);
+const NEITHER_PATH = /\/api\/usage\/token\/[\s\S]*\/v1\/dashboard\/billing\/subscription/;
+
+/** What one Gateway Account item came out as: a well-formed balance, or why not. */
+function balanceProblem(json: Record<string, unknown>): string | undefined {
+	if (json.error !== undefined) return typeof json.error === 'string' && json.error.trim() !== '' ? undefined : 'an error item without words';
+	for (const name of ['available', 'used', 'granted']) {
+		if (typeof json[name] !== 'number' || !Number.isFinite(json[name])) return `"${name}" is ${JSON.stringify(json[name])}`;
+	}
+	if (!BALANCE_UNITS.has(json.unit as string)) return `"unit" is ${JSON.stringify(json.unit)}`;
+	if (typeof json.unlimited !== 'boolean') return '"unlimited" is not a boolean';
+	if (json.expiresAt !== null && (typeof json.expiresAt !== 'string' || Number.isNaN(Date.parse(json.expiresAt)))) return `"expiresAt" is ${JSON.stringify(json.expiresAt)}`;
+	return typeof json.source === 'string' ? undefined : '"source" is missing';
+}
+
+/**
+ * Gateway Account: each item is a balance of finite numbers in a named unit, or an error with
+ * words; a gateway that serves no balance route gets the error that names both paths.
+ */
+function checkBalance(scenario: Scenario, outcome: Outcome): Violation[] {
+	if (scenario.node !== 'account') return [];
+	const violations: Violation[] = [];
+	outcome.output.forEach((item, index) => {
+		const problem = balanceProblem(item.json as Record<string, unknown>);
+		if (problem) violations.push({ invariant: 'balance', detail: `item ${index}: ${problem}` });
+	});
+	const errorText = outcome.error === undefined ? '' : visibleText(errorFields(outcome.error));
+	if (outcome.error !== undefined && errorText.trim() === '') violations.push({ invariant: 'balance', detail: 'the error has no words' });
+	const served = scenario.plan.balance !== undefined && scenario.plan.balance.route !== 'none';
+	const cleanAnswers = scenario.plan.answers.every((answer) => answer.kind === 'clean');
+	if (!served && cleanAnswers) {
+		const said = `${errorText} ${outcome.output.map((item) => String(item.json.error ?? '')).join(' ')}`;
+		if (!NEITHER_PATH.test(said)) violations.push({ invariant: 'balance', detail: `no balance route, but the error does not name both paths: ${said.slice(0, 200)}` });
+	}
+	return violations;
+}
+
 export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	return [
 		...checkWorks(scenario, outcome, state),
@@ -342,5 +384,6 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkOtherHost(state, scenario.secrets),
 		...checkMalformedToolCall(scenario, outcome, state),
 		...checkResultLink(outcome),
+		...checkBalance(scenario, outcome),
 	];
 }

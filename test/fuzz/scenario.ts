@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import type { Answer, EarlyMode, Leak, PendingState, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
+import type { Answer, BalancePlan, EarlyMode, Leak, PendingState, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -20,11 +20,12 @@ export const NODE_KINDS = [
 	'videoStatus',
 	'videoDownload',
 	'plant',
+	'account',
 ] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
 /** Nodes whose only limit is the transport's default (minutes): their waits are drawn short. */
-export const LONG_LIMIT_KINDS: NodeKind[] = ['image', 'videoSubmit', 'videoStatus', 'videoDownload', 'plant'];
+export const LONG_LIMIT_KINDS: NodeKind[] = ['image', 'videoSubmit', 'videoStatus', 'videoDownload', 'plant', 'account'];
 
 export interface Scenario {
 	node: NodeKind;
@@ -140,7 +141,20 @@ const taskIdInputArb = fc.oneof(
 	{ weight: 1, arbitrary: fc.constantFrom('task_openai_7', '.', '..', '../..', 'a/b', '%2e%2e', 'x'.repeat(20_000), ' task_5 ', '?x=1', '#frag') },
 );
 
+/** The balance a gateway reports (Gateway Account): which interface it serves, its money rule, and amounts as written, well or not. */
+const balanceArb: fc.Arbitrary<BalancePlan> = fc.record({
+	route: fc.constantFrom<BalancePlan['route']>('newapi', 'newapi', 'dashboard', 'none'),
+	rate: fc.boolean(),
+	display: fc.constantFrom<BalancePlan['display']>('USD', 'CNY', 'TOKENS'),
+	granted: fc.oneof(fc.integer({ min: 0, max: 1e10 }), fc.double({ min: 0, max: 1e6, noNaN: true })),
+	usedShare: fc.double({ min: 0, max: 1, noNaN: true }),
+	unlimited: fc.boolean(),
+	expiresAt: fc.constantFrom(-1, 0, 1_767_225_600, 4_102_444_800),
+	amountForm: fc.constantFrom<BalancePlan['amountForm']>('number', 'number', 'number', 'string', 'missing', 'null'),
+});
+
 export const planArb: fc.Arbitrary<RunPlan> = fc.record({
+	balance: balanceArb,
 	answers: fc.array(answerArb, { maxLength: 4 }),
 	early: fc.array(fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close', 'nodeServer'), { maxLength: 3 }),
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),

@@ -126,10 +126,14 @@ function jsonBody(ctx) {
 	return body;
 }
 
-/** The routes this gateway serves now: the new-api mode adds its own (one-api-like without /api/usage/token). */
+const isUsageTokenRoute = (route) => route.pattern.test('/api/usage/token/') || route.pattern.test('/api/usage/token');
+/** The balance routes one-api serves too (the dashboard pair and /api/status): the default mode answers them as one-api does. */
+const ONE_API_ROUTES = NEWAPI_ROUTES.filter((route) => !isUsageTokenRoute(route));
+
+/** The routes this gateway serves now: the new-api mode adds its own (one-api-like without /api/usage/token); the default mode is one-api-like. */
 function routesOf(gw) {
-	if (!newapi.isNewApi(gw)) return ROUTES;
-	const own = gw.options.usageTokenRoute ? NEWAPI_ROUTES : NEWAPI_ROUTES.filter((route) => !route.pattern.test('/api/usage/token/') && !route.pattern.test('/api/usage/token'));
+	if (!newapi.isNewApi(gw)) return [...ONE_API_ROUTES, ...ROUTES];
+	const own = gw.options.usageTokenRoute ? NEWAPI_ROUTES : ONE_API_ROUTES;
 	return [...own, ...ROUTES];
 }
 

@@ -317,14 +317,18 @@ describe('the key\'s balance', () => {
 });
 
 describe('choosing the mode', () => {
-	it('the default mode keeps its answers: JSON 404 everywhere, 404 task_not_exist, no balance routes', async () => {
+	it('the default mode keeps its answers: JSON 404 everywhere, 404 task_not_exist; its balance routes are one-api\'s (no /api/usage/token/)', async () => {
 		const gateway = await startGateway();
 		try {
 			const api = gatewayClient(gateway.baseUrl);
-			for (const path of ['/', '/api/status', '/api/usage/token/', '/v1/dashboard/billing/subscription']) {
+			for (const path of ['/', '/api/usage/token/']) {
 				const { status, json } = await answer(api.get(path));
 				expect([path, status, json.error.param]).toEqual([path, 404, null]);
 			}
+			// No charges in this mode: the key reads its whole quota.
+			expect((await answer(api.get('/v1/dashboard/billing/subscription'))).json).toMatchObject({ hard_limit_usd: 50 });
+			expect((await answer(api.get('/v1/dashboard/billing/usage'))).json).toEqual({ object: 'list', total_usage: 0 });
+			expect((await answer(api.get('/api/status'))).json.data).toMatchObject({ quota_per_unit: 500000 });
 			expect((await answer(api.get('/v1/video/generations/task_nothing'))).status).toBe(404);
 			expect((await answer(gatewayClient(gateway.baseUrl, null).post('/v1/messages', MESSAGES))).json).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
 		} finally {

@@ -58,7 +58,10 @@ describe('the credential test: what it sends', () => {
 	it('one GET /v1/models with the key and the custom headers, n8n following no redirect and throwing on no status', async () => {
 		const { result, calls } = await runTest(good({ baseUrl: `${BASE}/gateway/v1/`, customHeaders: JSON.stringify({ 'x-portkey-provider': 'openai', 'x-portkey-api-key': HEADER_SECRET }) }));
 		expect(result).toEqual({ status: 'OK', message: 'Connection successful: the gateway accepted the API Key and lists 2 models.' });
-		expect(calls).toHaveLength(1);
+		// Then the balance reads (this fake serves none of them: the sentence stays as it is).
+		expect(calls.slice(1).map((call) => call.uri)).toEqual(
+			['/api/usage/token/', '/v1/dashboard/billing/subscription', '/v1/dashboard/billing/usage', '/api/status'].map((path) => `${BASE}/gateway${path}`),
+		);
 		expect(calls[0]).toMatchObject({
 			uri: `${BASE}/gateway/v1/models`,
 			method: 'GET',
@@ -86,7 +89,7 @@ describe('the credential test: what it sends', () => {
 			options.uri === `${BASE}/v1/models` ? { statusCode: 302, headers: { location: '/api/v1/models' } } : json(200, { data: [{ id: 'a' }] }),
 		);
 		expect(result).toMatchObject({ status: 'OK', message: 'Connection successful: the gateway accepted the API Key and lists 1 model.' });
-		expect(calls.map((call) => call.uri)).toEqual([`${BASE}/v1/models`, `${BASE}/api/v1/models`]);
+		expect(calls.slice(0, 2).map((call) => call.uri)).toEqual([`${BASE}/v1/models`, `${BASE}/api/v1/models`]);
 		expect(calls[1].headers).toMatchObject({ Authorization: `Bearer ${KEY}` });
 	});
 });

@@ -11,11 +11,12 @@ import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { GatewayChatModel } from '../../nodes/GatewayChatModel/GatewayChatModel.node';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
+import { GatewayAccount } from '../../nodes/GatewayAccount/GatewayAccount.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import * as tables from '../../scripts/docs-tables';
 
-const NODES: INodeType[] = [new GatewayChat(), new GatewayChatModel(), new GatewayImageGenerate(), new GatewayMessages(), new GatewayPlantCreate(), new GatewayVideoGenerate()];
+const NODES: INodeType[] = [new GatewayAccount(), new GatewayChat(), new GatewayChatModel(), new GatewayImageGenerate(), new GatewayMessages(), new GatewayPlantCreate(), new GatewayVideoGenerate()];
 
 describe.each(NODES.map((node) => [node.description.name, node] as const))('docs/nodes/%s.md', (name, node) => {
 	const page = fs.readFileSync(tables.pagePath(name), 'utf8');

@@ -12,6 +12,7 @@ import { GatewayChat } from '../../nodes/GatewayChat/GatewayChat.node';
 import { GatewayChatModel } from '../../nodes/GatewayChatModel/GatewayChatModel.node';
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayMessages } from '../../nodes/GatewayMessages/GatewayMessages.node';
+import { GatewayAccount } from '../../nodes/GatewayAccount/GatewayAccount.node';
 import { GatewayPlantCreate } from '../../nodes/GatewayPlantCreate/GatewayPlantCreate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { limitedChatModels, MAX_TOKENS_HINT, MODEL_CATALOGUE } from '../../nodes/shared/panel/models';
@@ -23,6 +24,7 @@ const NODES: Record<string, INodeType> = {
 	GatewayChatModel: new GatewayChatModel(),
 	GatewayImageGenerate: new GatewayImageGenerate(),
 	GatewayMessages: new GatewayMessages(),
+	GatewayAccount: new GatewayAccount(),
 	GatewayPlantCreate: new GatewayPlantCreate(),
 	GatewayVideoGenerate: new GatewayVideoGenerate(),
 };
@@ -51,6 +53,7 @@ describe('subtitles on the canvas', () => {
 	it('leave the model out where the operation sends none', () => {
 		expect(subtitle(NODES.GatewayVideoGenerate, { operation: 'getStatus', model: byId('video-2-0-260128') })).toBe('Get Status');
 		expect(subtitle(NODES.GatewayVideoGenerate, { operation: 'download' })).toBe('Download');
+		expect(subtitle(NODES.GatewayAccount)).toBe('Get Balance');
 	});
 
 	it('show the plant name when it is typed in', () => {

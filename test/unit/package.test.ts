@@ -118,7 +118,7 @@ describe('the packed package, installed', () => {
 			}
 		}
 		expect(exported).toEqual(expected);
-		expect(Object.keys(exported)).toEqual(expect.arrayContaining(['GatewayImageGenerate', 'GatewayVideoGenerate', 'GatewayChat', 'GatewayMessages', 'GatewayPlantCreate', 'GatewayApi']));
+		expect(Object.keys(exported)).toEqual(expect.arrayContaining(['GatewayImageGenerate', 'GatewayVideoGenerate', 'GatewayChat', 'GatewayMessages', 'GatewayPlantCreate', 'GatewayAccount', 'GatewayApi']));
 	});
 });
 

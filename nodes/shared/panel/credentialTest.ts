@@ -9,7 +9,7 @@
  * node's test function only when the credential type has no `test` of its own, so the credential
  * has none (the community lint rule accepts a credential every node tests with `testedBy`).
  *
- * The test is one `GET /v1/models` through our own transport (the key and the custom headers to
+ * The test is one `GET /v1/models` (then the key's balance, when the gateway reports one) through our own transport (the key and the custom headers to
  * the gateway's origin only, redirects handled as the nodes handle them, one deadline) and our own
  * error classification, so its words are those of the node errors; every message is masked.
  */
@@ -29,7 +29,9 @@ import type { GatewaySettings } from '../credential/settings';
 import { GatewayError } from '../failures/errors';
 import type { GatewayErrorKind } from '../failures/errors';
 import { SecretMasker } from '../credential/secrets';
-import { GatewayClient } from '../wire/transport';
+import { GatewayClient, itemDeadline } from '../wire/transport';
+import { readBalance } from '../account/readBalance';
+import { balanceWords } from '../account/balance';
 import type { ByteStream } from '../wire/transport';
 
 /** The name in the nodes' `testedBy` (written there as a literal: n8n's lint reads it from the source). */
@@ -160,6 +162,19 @@ export function describeTestFailure(error: unknown, settings: Pick<GatewaySettin
 	return hint ? `${sentence(error.fullMessage)} ${hint}` : sentence(error.fullMessage);
 }
 
+/** A balance read gets this long within the test; a gateway without one adds nothing. */
+export const TEST_BALANCE_DEADLINE_MS = 10_000;
+
+/** "; 12.34 USD left on this key" when the gateway reports a balance, else nothing (never a failure). */
+async function balanceClause(client: GatewayClient): Promise<string> {
+	try {
+		const balance = await readBalance(client, { retry: false, deadlineMs: TEST_BALANCE_DEADLINE_MS, ...itemDeadline(TEST_BALANCE_DEADLINE_MS, 'the credential test') });
+		return `; ${balanceWords(balance)}`;
+	} catch {
+		return '';
+	}
+}
+
 /**
  * The test itself: the credential's fields checked (each refusal names the field), then one
  * `GET /v1/models`. Every message is masked: never the key, its part after `sk-`, or a custom
@@ -180,7 +195,8 @@ export async function testGatewayCredential(this: ICredentialTestFunctions, cred
 		const client = await GatewayClient.create(testContext(this.helpers, data));
 		const answer = await client.json<{ data?: unknown }>({ path: TEST_PATH, method: 'GET', deadlineMs: TEST_DEADLINE_MS, retry: false, what: `GET ${TEST_PATH}` });
 		const listed = Array.isArray(answer.data) ? ` and lists ${answer.data.length} model${answer.data.length === 1 ? '' : 's'}` : '';
-		return { status: 'OK', message: `Connection successful: the gateway accepted the API Key${listed}.` };
+		const balance = await balanceClause(client);
+		return { status: 'OK', message: masker.mask(`Connection successful: the gateway accepted the API Key${listed}${balance}.`) };
 	} catch (error) {
 		return { status: 'Error', message: masker.mask(describeTestFailure(error, settings)) };
 	}

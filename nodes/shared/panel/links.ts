@@ -6,6 +6,7 @@ export const REPOSITORY_URL = 'https://github.com/n8n-nodes-model-gateway/n8n-no
 
 /** The Docs page of each node and credential: a page of the repository's docs/ folder. */
 export const DOCS_URL = {
+	gatewayAccount: 'https://github.com/n8n-nodes-model-gateway/n8n-nodes-model-gateway/blob/main/docs/nodes/gatewayAccount.md',
 	gatewayChat: 'https://github.com/n8n-nodes-model-gateway/n8n-nodes-model-gateway/blob/main/docs/nodes/gatewayChat.md',
 	gatewayChatModel: 'https://github.com/n8n-nodes-model-gateway/n8n-nodes-model-gateway/blob/main/docs/nodes/gatewayChatModel.md',
 	gatewayImageGenerate: 'https://github.com/n8n-nodes-model-gateway/n8n-nodes-model-gateway/blob/main/docs/nodes/gatewayImageGenerate.md',
