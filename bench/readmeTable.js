@@ -32,9 +32,9 @@ const ROW_LABELS = {
 	'11d': '1,000 chat items with a 10 MB image: peak memory vs bound',
 	'11e': '1,000 videos, 429s on 1 in 7 submits and 1 in 2 checks',
 	'11f': '11a in queue mode (Redis, a main, two workers)',
-	'12a': 'masking a long run of a placeholder key\u2019s character (linear)',
-	'12b': 'masking text full of escapes vs plain text',
-	'12c': 'masking a long run of %41 escapes (linear)',
+	'12a': 'masking a placeholder key\u2019s run (linear)',
+	'12b': 'masking escapes vs plain text',
+	'12c': 'masking %41 escapes (linear)',
 };
 
 const START = '<!-- bench table: written by a full `npm run bench`, do not edit -->';
