@@ -1,11 +1,32 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { withMaskedExits } from '../shared/failures/exits';
 import { credentialTest } from '../shared/panel/credentialTest';
 import { optionsCollection } from '../shared/panel/descriptions';
 import { DOCS_URL } from '../shared/panel/links';
+import { operationName, operationSubtitle } from '../shared/panel/subtitle';
 import { getBalance } from './getBalance';
+
+const ACCOUNT_PROPERTIES: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		default: 'getBalance',
+		options: [
+			{
+				name: 'Get Balance',
+				value: 'getBalance',
+				action: 'Get the balance of the API key',
+				description:
+					"The key's available, used and granted amount (USD when the gateway says how its quota converts, else its raw quota units), whether it is unlimited, and when it expires",
+			},
+		],
+	},
+	optionsCollection([]),
+];
 
 export class GatewayAccount implements INodeType {
 	description: INodeTypeDescription = {
@@ -14,7 +35,7 @@ export class GatewayAccount implements INodeType {
 		icon: { light: 'file:account.svg', dark: 'file:account.dark.svg' },
 		group: ['input'],
 		version: 1,
-		subtitle: '={{ {getBalance: "Get Balance"}[$rawParameter["operation"]] }}',
+		subtitle: operationSubtitle(operationName(ACCOUNT_PROPERTIES)),
 		description: 'Read what the API key of your model gateway may still spend',
 		documentationUrl: DOCS_URL.gatewayAccount,
 		defaults: { name: 'Gateway Account' },
@@ -22,25 +43,7 @@ export class GatewayAccount implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }],
-		properties: [
-			{
-				displayName: 'Operation',
-				name: 'operation',
-				type: 'options',
-				noDataExpression: true,
-				default: 'getBalance',
-				options: [
-					{
-						name: 'Get Balance',
-						value: 'getBalance',
-						action: 'Get the balance of the API key',
-						description:
-							"The key's available, used and granted amount (USD when the gateway says how its quota converts, else its raw quota units), whether it is unlimited, and when it expires",
-					},
-				],
-			},
-			optionsCollection([]),
-		],
+		properties: ACCOUNT_PROPERTIES,
 	};
 
 	methods = { credentialTest };

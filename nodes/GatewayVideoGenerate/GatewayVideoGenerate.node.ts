@@ -5,7 +5,7 @@ import { withMaskedExits } from '../shared/failures/exits';
 import { credentialTest } from '../shared/panel/credentialTest';
 import { modelSearch } from '../shared/panel/modelSearch';
 import { DOCS_URL } from '../shared/panel/links';
-import { operationSubtitle } from '../shared/panel/subtitle';
+import { operationName, operationSubtitle } from '../shared/panel/subtitle';
 import { videoGenerateProperties } from './description';
 import { executeVideo } from './router';
 
@@ -17,7 +17,7 @@ export class GatewayVideoGenerate implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: operationSubtitle(
-			'{generate: "Generate", submit: "Submit", getStatus: "Get Status", download: "Download"}[$rawParameter["operation"]]',
+			operationName(videoGenerateProperties),
 			'model',
 			'["generate", "submit"].includes($rawParameter["operation"])', // the operations that send a model
 		),

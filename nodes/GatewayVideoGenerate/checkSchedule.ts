@@ -29,7 +29,6 @@
  */
 import { CancelledError, PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
-import type { WatchState } from './pollDecision';
 
 /** A check sent within this time of the deadline is the last one (a tick gathers checks due within it). */
 export const DEADLINE_GRACE_MS = 1000;
@@ -43,6 +42,18 @@ export const COALESCE_MS = 1000;
 export const NO_TURN_PAUSE_MS = 1000;
 /** The most a Retry-After is stretched by chance, as a share of it (promise 6). */
 export const RETRY_JITTER = 0.25;
+/**
+ * The wait's end after Max Wait: a moment for the last check to be answered (the wait ends within
+ * Max Wait plus 2 s). Every check carries it as its absolute limit, so an answer that drips forever ends here too.
+ */
+export const LAST_ANSWER_MS = 1500;
+/** Checks of a budget go this much further apart than 1/budget: what leaves evenly spaced may reach the gateway bunched up (promise 5). */
+export const BUDGET_MARGIN = 1.1;
+
+/** The time between two checks of a budget of `checksPerSecond`. */
+export function budgetSpacingMs(checksPerSecond: number): number {
+	return (1000 / checksPerSecond) * BUDGET_MARGIN;
+}
 
 /** The tiers of the queue, the first first (promises 2 and 3). */
 export enum Tier {
@@ -60,21 +71,66 @@ export function compareRanks(a: CheckRank, b: CheckRank): number {
 	return a[0] - b[0] || a[1] - b[1];
 }
 
-type RankedState = Pick<WatchState, 'deadline' | 'submittedAt' | 'lastSeenAt' | 'lastSentAt' | 'lastSeenSentAt' | 'intervalMs'>;
+/** What the schedule knows of one task (the clock's times). */
+export interface CheckTimes {
+	/** When the task's submit went out (for a resumed task: when its wait began): Max Wait counts from here. */
+	submittedAt: number;
+	intervalMs: number;
+	/** submittedAt + Max Wait. */
+	deadline: number;
+	/** The last check was answered with a Retry-After, or found no turn: the next one goes no sooner than this. */
+	notBefore?: number;
+	/** When the gateway last told the task's state (default: its submit). */
+	lastSeenAt?: number;
+	/** When its last check went out (answered or not; default: never). */
+	lastSentAt?: number;
+	/** When the check that last told the task's state went out (default: never). */
+	lastSeenSentAt?: number;
+}
 
-/** Whether a check sent since the task's last Poll Interval began has told its state. */
-export function seenInLastInterval(state: Pick<WatchState, 'deadline' | 'intervalMs' | 'lastSeenSentAt'>): boolean {
-	return state.lastSeenSentAt !== undefined && state.lastSeenSentAt >= state.deadline - state.intervalMs;
+/** The hard end of a task's wait: no check is on its way after it (promise 1). */
+export function waitEndOf(times: Pick<CheckTimes, 'deadline'>): number {
+	return times.deadline + LAST_ANSWER_MS;
+}
+
+/** The first check: one interval after the submit's answer, or at Max Wait when that comes first. */
+export function firstCheckAt(times: Pick<CheckTimes, 'intervalMs' | 'deadline'>, answeredAt: number): number {
+	return Math.min(answeredAt + times.intervalMs, times.deadline);
+}
+
+/**
+ * After a check of a running task sent at `sentAt` and answered (or failed) at `answeredAt`: when
+ * the next one is due, and no sooner than when (promise 6), or undefined when that was the last
+ * (the check at Max Wait, or an answer that came only at the wait's end): one interval later, or at
+ * Max Wait when that comes first, so a task is never reported still running without a check sent
+ * in its last interval. A Retry-After is about this check alone: the others go on. `jitter`: a
+ * chance from 0 to 1.
+ */
+export function nextCheck(times: CheckTimes, sentAt: number, answeredAt: number, retryAfterMs = 0, jitter = 0): { dueAt: number; notBefore?: number } | undefined {
+	if (sentAt >= times.deadline - DEADLINE_GRACE_MS || answeredAt >= waitEndOf(times)) return undefined;
+	if (retryAfterMs <= 0) return { dueAt: Math.min(sentAt + times.intervalMs, times.deadline) };
+	const asked = answeredAt + retryAfterMs;
+	const notBefore = Math.max(asked, Math.min(asked + Math.round(retryAfterMs * RETRY_JITTER * jitter), sentAt + times.intervalMs));
+	// One that ends after Max Wait is not waited out (that would hold the run past Max Wait, even
+	// for ever): the last check goes out at Max Wait, as it always does.
+	return notBefore < times.deadline ? { dueAt: notBefore, notBefore } : { dueAt: times.deadline };
+}
+
+/** After a check found no turn at `now`: it asks again a moment later (promise 1), still due when it was. */
+export function afterNoTurn(now: number): Pick<CheckTimes, 'notBefore'> {
+	return { notBefore: now + NO_TURN_PAUSE_MS };
 }
 
 /** The rank at `now` of a task's check due at `dueAt` (promises 2 to 4). */
-export function rankOf(state: RankedState, dueAt: number, now: number): CheckRank {
+export function rankOf(times: CheckTimes, dueAt: number, now: number): CheckRank {
 	// Only a check that goes in the last second is the last one: one due at Max Wait but sent early
 	// (spread back within the budget) is a routine check, and its task will still have its last.
-	if (now >= state.deadline - DEADLINE_GRACE_MS) return [seenInLastInterval(state) ? Tier.LastSeen : Tier.LastUnseen, state.deadline];
+	// Seen: a check sent since the task's last Poll Interval began has told its state.
+	const seen = times.lastSeenSentAt !== undefined && times.lastSeenSentAt >= times.deadline - times.intervalMs;
+	if (now >= times.deadline - DEADLINE_GRACE_MS) return [seen ? Tier.LastSeen : Tier.LastUnseen, times.deadline];
 	if (now <= dueAt + BEHIND_MS) return [Tier.OnTime, dueAt];
-	if (state.deadline - now <= state.intervalMs) return [Tier.BehindNearMaxWait, state.deadline];
-	return [Tier.Behind, state.lastSentAt ?? state.lastSeenAt ?? state.submittedAt];
+	if (times.deadline - now <= times.intervalMs) return [Tier.BehindNearMaxWait, times.deadline];
+	return [Tier.Behind, times.lastSentAt ?? times.lastSeenAt ?? times.submittedAt];
 }
 
 /**
@@ -105,47 +161,27 @@ export function earliestSendAt(dueAt: number, intervalMs: number, budgetShort: b
 	return budgetShort ? dueAt - intervalMs * MAX_EARLY_SHARE_WHEN_SHORT : dueAt - intervalMs;
 }
 
-/** When the wait loop wakes next: the earliest time a check must go out. */
-export function nextWakeAt(sendTimes: readonly number[]): number | undefined {
-	return sendTimes.length === 0 ? undefined : Math.min(...sendTimes);
-}
-
-/** Whether a check to go out at `sendAt` goes in the tick at `tickAt`. */
-export function isDueInTick(sendAt: number, tickAt: number, coalesceMs = COALESCE_MS): boolean {
-	return sendAt <= tickAt + coalesceMs;
-}
-
 /** A task's next check, as the wait loop plans it. */
 export interface PlannedCheck {
 	dueAt: number;
-	state: Pick<WatchState, 'intervalMs' | 'deadline' | 'notBefore'>;
+	state: Pick<CheckTimes, 'intervalMs' | 'deadline' | 'notBefore'>;
 }
 
 /**
- * When each idle task's check goes out (promises 4 and 6): spread back within the budget, no
- * earlier than its early limit, no sooner than a Retry-After allows. `watchedIntervals`: every
- * watched task's interval (the budget is short or not for all of them). `leadMs`: how early a
- * routine check goes for timers that run late (never the check at Max Wait).
+ * The wait loop's next tick (promises 4 and 6): when it comes (the earliest time a check must go
+ * out), and which of the idle checks it sends then, in the order they go out. Each is spread back
+ * within the budget, no earlier than its early limit, no sooner than a Retry-After allows, and a
+ * tick takes the checks due within COALESCE_MS of it. `watchedIntervals`: every watched task's
+ * interval (the budget is short or not for all of them).
  */
-export function planSendTimes(idle: readonly PlannedCheck[], watchedIntervals: Iterable<number>, spacingMs: number, leadMs: (intervalMs: number) => number = () => 0): number[] {
+export function planTick<T extends PlannedCheck>(idle: readonly T[], watchedIntervals: Iterable<number>, spacingMs: number): { wakeAt: number; dueAt(tickAt: number): T[] } {
 	const short = budgetIsShort(watchedIntervals, spacingMs);
-	const latest = latestSendTimes(
-		idle.map(({ dueAt, state }) => (dueAt >= state.deadline ? dueAt : dueAt - leadMs(state.intervalMs))),
-		spacingMs,
-	);
-	return latest.map((at, index) => {
+	const sendAt = latestSendTimes(idle.map(({ dueAt }) => dueAt), spacingMs).map((at, index) => {
 		const { dueAt, state } = idle[index];
 		return Math.max(at, earliestSendAt(dueAt, state.intervalMs, short), state.notBefore ?? at);
 	});
-}
-
-/**
- * When a check refused with a Retry-After of `retryAfterMs` (answered at `answeredAt`, sent at
- * `sentAt`) goes again (promise 6); `jitter` is a chance from 0 to 1.
- */
-export function retryAt(retryAfterMs: number, sentAt: number, answeredAt: number, intervalMs: number, jitter: number): number {
-	const asked = answeredAt + retryAfterMs;
-	return Math.max(asked, Math.min(asked + Math.round(retryAfterMs * RETRY_JITTER * jitter), sentAt + intervalMs));
+	const order = idle.map((check, index) => ({ check, at: sendAt[index] })).sort((a, b) => a.at - b.at);
+	return { wakeAt: Math.min(...sendAt), dueAt: (tickAt) => order.filter(({ at }) => at <= tickAt + COALESCE_MS).map(({ check }) => check) };
 }
 
 /** One task's check waiting for its turn. */
@@ -162,13 +198,6 @@ interface Waiting extends QueuedCheck {
 	settle(error?: Error): void;
 }
 
-export interface CheckQueueLimits {
-	/** Checks waiting for their answer at once (default: no bound). */
-	slots?: number;
-	/** The time between two checks in the budget of checks per second (default 0: no budget). */
-	spacingMs?: number;
-}
-
 /** The multilevel queue's server: one turn at a time, best rank first, within the slots and the budget (promises 1 and 5). */
 export class CheckQueue {
 	readonly slots: number;
@@ -182,9 +211,10 @@ export class CheckQueue {
 	private pumping = false;
 	private pumpSleep?: AbortController;
 
+	/** `slots`: checks waiting for their answer at once (default: no bound); `spacingMs`: between two checks of the budget (default 0: none). */
 	constructor(
 		private readonly clock: Clock,
-		limits: CheckQueueLimits = {},
+		limits: { slots?: number; spacingMs?: number } = {},
 	) {
 		this.slots = limits.slots ?? Number.POSITIVE_INFINITY;
 		this.spacingMs = limits.spacingMs ?? 0;

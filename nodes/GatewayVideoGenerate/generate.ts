@@ -27,15 +27,13 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { errorItem } from '../shared/failures/edge';
 import { getConcurrency, prepareItems } from '../shared/items/itemRunner';
-import { BUDGET_PACE } from '../shared/wire/pace';
 import { GatewayClient, itemDeadline } from '../shared/wire/transport';
 import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
-import { CheckQueue } from './checkSchedule';
+import { CheckQueue, budgetSpacingMs, waitEndOf } from './checkSchedule';
 import { DOWNLOAD_PRIORITY, Lane, SUBMIT_PRIORITY } from './lanes';
-import { waitEndOf } from './pollDecision';
-import type { TaskOutcome } from './pollDecision';
 import { TaskPoller } from './poller';
+import type { TaskOutcome } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { OutputInput, SubmitInput, WaitInput } from './request';
 import type { SubmittedTask } from './task';
@@ -93,7 +91,7 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
 /**
  * The lanes of a run. Submits (and downloads) are the paid work: Concurrency slots. Status checks
  * are cheap GETs whose rate is already bounded by Status Checks per Second (the check queue's
- * budget, one gap apart with a margin of BUDGET_PACE's), so their slots follow the budget, not Concurrency: to spend a budget of B checks/s while answers take L
+ * budget, budgetSpacingMs), so their slots follow the budget, not Concurrency: to spend a budget of B checks/s while answers take L
  * seconds, B × L checks must be on their way at once (Little's law). With Concurrency slots the
  * checks were bounded by Concurrency / L instead: 10 slots and answers of 0.5–3 s (1.75 s on
  * average) gave at most 5.7 checks/s of a budget of 10, so checks queued and a task's gap between
@@ -104,7 +102,7 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
  */
 export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): { submits: Lane; checks: CheckQueue } {
 	const slots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
-	return { submits: new Lane(concurrency), checks: new CheckQueue(clock, { slots, spacingMs: (1000 / checksPerSecond) * BUDGET_PACE.gapMargin }) };
+	return { submits: new Lane(concurrency), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
 }
 
 

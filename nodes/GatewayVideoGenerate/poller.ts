@@ -10,13 +10,83 @@
  * the loop without waiting.
  */
 import { GatewayError } from '../shared/failures/errors';
+import { howItPasses } from '../shared/wire/retry';
 import { PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
-import { CheckQueue, NO_TURN_PAUSE_MS, isDueInTick, nextWakeAt, planSendTimes, rankOf } from './checkSchedule';
-import { decideAfterPoll, firstCheckAt, waitEndOf } from './pollDecision';
-import type { PollAnswer, TaskOutcome, WatchState } from './pollDecision';
+import { CheckQueue, afterNoTurn, firstCheckAt, nextCheck, planTick, rankOf, waitEndOf } from './checkSchedule';
+import type { CheckTimes } from './checkSchedule';
+import { mergeRecords, phaseOf, shortTaskId } from './task';
 import type { TaskRecord } from './task';
-import { shortTaskId } from './task';
+
+/**
+ * A poll that failed for a passing reason is tried again at the next tick: a failure that passes
+ * soon or later (retry.ts `howItPasses`, the one list: rate limits, server errors, an answer that
+ * was not JSON, dropped or timed-out connections). A refusal will not get better by waiting.
+ */
+export function isPassingPollFailure(error: unknown): boolean {
+	return error instanceof GatewayError && howItPasses(error) !== 'never';
+}
+
+/**
+ * A run of passing failures becomes fatal once polls have failed for two minutes in a row, and
+ * at least three times: long enough to ride out a gateway restart or a burst of rate limiting,
+ * short enough that a gateway that is really gone is reported while the task id still matters.
+ */
+export const FAILURE_RUN_LIMIT = { minFailedPolls: 3, minDurationMs: 120_000 };
+
+export function failureRunIsFatal(failedPolls: number, failingSince: number, now: number, limit = FAILURE_RUN_LIMIT): boolean {
+	return failedPolls >= limit.minFailedPolls && now - failingSince >= limit.minDurationMs;
+}
+
+/** One task's waiting state between polls: its record, its run of failed polls, and its check times. */
+export interface WatchState extends CheckTimes {
+	record: TaskRecord;
+	failedPolls: number;
+	failingSince?: number;
+}
+
+export type PollAnswer = { task: TaskRecord } | { error: Error; passing: boolean };
+
+export type TaskOutcome =
+	| { kind: 'success' | 'failure'; record: TaskRecord }
+	/**
+	 * Still running at the check at Max Wait, or the wait's end came; `waitedMs` since the submit.
+	 * `lastCheckError`: the last check failed (a 429, a dropped answer, no turn in the budget before
+	 * the wait's end), so the task was not seen running at Max Wait, only not seen done.
+	 */
+	| { kind: 'timeout'; record: TaskRecord; waitedMs: number; lastCheckError?: Error }
+	/** Polling failed for good: a permanent error, or a long run of passing ones. */
+	| { kind: 'unreachable'; record: TaskRecord; error: Error; failedPolls: number }
+	/** The execution was cancelled, or the run stopped because another item failed. */
+	| { kind: 'cancelled' | 'stopped'; record: TaskRecord };
+
+export type PollDecision = { outcome: TaskOutcome } | { nextPollAt: number; state: WatchState };
+
+/**
+ * After one poll sent at `tickAt` and answered (or failed) at `answeredAt`: finished, failed, given
+ * up, or still running, its next check planned by the schedule (none after the last one: then the
+ * wait is over, the time waited counted since the submit).
+ */
+export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: number, answeredAt = tickAt, jitter = 0): PollDecision {
+	let next: WatchState;
+	if ('task' in answer) {
+		const record = mergeRecords(state.record, answer.task);
+		const phase = phaseOf(record.status);
+		if (phase !== 'running') return { outcome: { kind: phase, record } };
+		next = { ...state, record, failedPolls: 0, failingSince: undefined, lastSeenAt: answeredAt, lastSentAt: tickAt, lastSeenSentAt: tickAt };
+	} else {
+		const failedPolls = state.failedPolls + 1;
+		const failingSince = state.failingSince ?? tickAt;
+		if (!answer.passing || failureRunIsFatal(failedPolls, failingSince, tickAt)) {
+			return { outcome: { kind: 'unreachable', record: state.record, error: answer.error, failedPolls } };
+		}
+		next = { ...state, failedPolls, failingSince, lastSentAt: tickAt };
+	}
+	const lastCheckError = 'error' in answer ? answer.error : undefined;
+	const check = nextCheck(state, tickAt, answeredAt, (lastCheckError as { retryAfterMs?: number } | undefined)?.retryAfterMs, jitter);
+	if (!check) return { outcome: { kind: 'timeout', record: next.record, waitedMs: Math.max(0, answeredAt - state.submittedAt), ...(lastCheckError ? { lastCheckError } : {}) } };
+	return { nextPollAt: check.dueAt, state: { ...next, notBefore: check.notBefore } };
+}
 
 export interface PollerOptions {
 	clock: Clock;
@@ -30,12 +100,6 @@ export interface PollerOptions {
 	poll(taskId: string, remainingMs: number): Promise<PollAnswer>;
 	/** The queue that gives the checks their turns (default: no slots' bound, no budget). */
 	queue?: CheckQueue;
-	/**
-	 * How long before its due time a task's check is sent, by its interval (default: not early),
-	 * so that timers running late on a busy machine do not make it late. Not for the check at Max
-	 * Wait, which must come at the deadline to be the last.
-	 */
-	leadMs?: (intervalMs: number) => number;
 	/**
 	 * A virtual clock (tests) moves only when the loop sleeps: the loop then lets the checks on
 	 * their way finish before it sleeps, so time does not run ahead of real answers. A real clock
@@ -159,9 +223,8 @@ export class TaskPoller {
 				await Promise.all([...this.inFlight]);
 				continue;
 			}
-			const sendAt = planSendTimes(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs, this.options.leadMs);
-			const wakeAt = nextWakeAt(sendAt) as number;
-			const sleepMs = wakeAt - clock.now();
+			const tick = planTick(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs);
+			const sleepMs = tick.wakeAt - clock.now();
 			if (sleepMs > 0) {
 				try {
 					await clock.sleep(sleepMs, AbortSignal.any([this.wake.signal, this.nudge.signal]));
@@ -171,10 +234,8 @@ export class TaskPoller {
 				if (this.halted) break;
 				if (this.nudge.signal.aborted) continue;
 			}
-			const tickAt = clock.now();
 			// In the order they must go out: the budget sends them one after another in this order.
-			const due = idle.map((task, index) => ({ task, at: sendAt[index] })).filter(({ task, at }) => isDueInTick(at, tickAt) && this.tasks.has(task));
-			for (const { task } of due.sort((a, b) => a.at - b.at)) this.check(task);
+			for (const task of tick.dueAt(clock.now())) if (this.tasks.has(task)) this.check(task);
 		}
 		// Checked and cleared in one synchronous step, so a task added later restarts the loop.
 		this.running = false;
@@ -241,8 +302,7 @@ export class TaskPoller {
 		const error = noTurnError(task.state.record.task_id, refusal);
 		const decision = decideAfterPoll(task.state, { error, passing: true }, now, now);
 		if ('outcome' in decision) return task.settle(decision.outcome);
-		const notBefore = Math.max(decision.state.notBefore ?? 0, now + NO_TURN_PAUSE_MS);
-		task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, notBefore };
+		task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, ...afterNoTurn(now) };
 		// task.dueAt stays: still the check it was, due when it was, it asks again a moment later and ranks as behind (promise 1).
 	}
 }

@@ -15,7 +15,7 @@ import type { NodeError } from '../shared/failures/edge';
 import { GatewayError } from '../shared/failures/errors';
 import { PaidWork, taskLine } from './paidWork';
 import type { PaidWorkAddendum } from './paidWork';
-import type { PollAnswer } from './pollDecision';
+import type { PollAnswer } from './poller';
 import { VideoProgress } from './progress';
 import { mergeRecords } from './task';
 import type { TaskRecord } from './task';

@@ -27,8 +27,8 @@ import fc from 'fast-check';
 import { BEHIND_MS, DEADLINE_GRACE_MS, NO_TURN_PAUSE_MS, RETRY_JITTER, budgetIsShort } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { lanesOf } from '../../nodes/GatewayVideoGenerate/generate';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
-import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { createVirtualClock } from '../helpers/virtualClock';
 

@@ -4,10 +4,9 @@
  * turn. Shared by the tests of the check order (which check gets the next turn when the budget is
  * short); refusals are the turns the queue refused.
  */
-import { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { CheckQueue, budgetSpacingMs } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
-import type { PollAnswer } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import { BUDGET_PACE } from '../../nodes/shared/wire/pace';
+import type { PollAnswer } from '../../nodes/GatewayVideoGenerate/poller';
 import { createVirtualClock } from './virtualClock';
 
 export interface Check {
@@ -18,7 +17,7 @@ export interface Check {
 /** `answerOf` gets the task id and which check of that task it is (1 for the first one that went out). */
 export function budgetedPoller(perSecond: number, answerOf: (taskId: string, checkNumber: number) => PollAnswer, laneSlots = 100) {
 	const clock = createVirtualClock(0);
-	const queue = new CheckQueue(clock, { slots: laneSlots, spacingMs: (1000 / perSecond) * BUDGET_PACE.gapMargin });
+	const queue = new CheckQueue(clock, { slots: laneSlots, spacingMs: budgetSpacingMs(perSecond) });
 	const checks: Check[] = [];
 	const refusals: Check[] = [];
 	const checksOf = new Map<string, number>();

@@ -4,7 +4,7 @@
  * wait end is refused at once. (Moved here from SendPace's urgency tests: the pace now serves in
  * the order requests came, and the status checks' order is this queue's alone.)
  */
-import { CheckQueue, Tier, compareRanks, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { CheckQueue, Tier, budgetSpacingMs, compareRanks, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import type { CheckRank } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { createFakeClock } from '../helpers/fakeClock';
 import { createVirtualClock } from '../helpers/virtualClock';
@@ -13,6 +13,18 @@ const fixed = (rank: CheckRank) => () => rank;
 const FAR = Number.POSITIVE_INFINITY;
 
 describe('CheckQueue', () => {
+	it('spaces the turns of a budget 10 % wider than 1/budget, so the gateway never sees more than the budget in a second', async () => {
+		const clock = createFakeClock(0);
+		const queue = new CheckQueue(clock, { spacingMs: budgetSpacingMs(10) });
+		const times: number[] = [];
+		for (let i = 0; i < 30; i++) {
+			(await queue.take({ taskId: `t${i}`, rank: fixed([Tier.OnTime, 0]), notAfter: FAR }))();
+			times.push(clock.now());
+		}
+		const gaps = times.slice(1).map((time, i) => time - times[i]);
+		expect(Math.min(...gaps)).toBeCloseTo(110, 6);
+	});
+
 	it('gives the turns by rank, a tier before a time; equal ranks in the order they came; one budget gap apart', async () => {
 		const clock = createFakeClock(0);
 		const queue = new CheckQueue(clock, { spacingMs: 1000 });

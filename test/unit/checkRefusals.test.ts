@@ -9,11 +9,10 @@
  * on time, below a backlog of checks that fell behind) was put off to its Max Wait, where the
  * gateway refused it again.
  */
-import { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { CheckQueue, budgetSpacingMs } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
-import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { GatewayError } from '../../nodes/shared/failures/errors';
-import { BUDGET_PACE } from '../../nodes/shared/wire/pace';
 import { done, running } from '../helpers/budgetedPoller';
 import { createVirtualClock } from '../helpers/virtualClock';
 const { REALISTIC, unit } = require('../../bench/videoGateway') as {
@@ -28,7 +27,7 @@ const between = ([low, high]: [number, number], u: number) => Math.round(low + (
 /** One replay of row 11e: `videos` tasks, the gateway drawn from `seed`, the Retry-After jitter from `jitterSeed`. */
 async function replay(videos: number, seed = 19, jitterSeed = 1) {
 	const clock = createVirtualClock(0);
-	const queue = new CheckQueue(clock, { slots: ROW.slots, spacingMs: (1000 / ROW.checksPerSecond) * BUDGET_PACE.gapMargin });
+	const queue = new CheckQueue(clock, { slots: ROW.slots, spacingMs: budgetSpacingMs(ROW.checksPerSecond) });
 	const doneAt = new Map<string, number>();
 	const checksOf = new Map<string, number>();
 	const refusedOf = { submit: 0, status: 0 };

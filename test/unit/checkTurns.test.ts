@@ -4,7 +4,7 @@
  * task gets its second check before every task had its first, so the videos finish within about
  * one round of checks of each other (the row's goal: 1.1 rounds).
  */
-import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 
 const SECOND = 1000;

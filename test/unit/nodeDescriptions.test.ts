@@ -56,6 +56,16 @@ describe('subtitles on the canvas', () => {
 		expect(subtitle(NODES.GatewayAccount)).toBe('Get Balance');
 	});
 
+	it("name every operation as the node's Operation field does (read from it, never written twice)", () => {
+		for (const type of Object.values(NODES)) {
+			const field = type.description.properties.find(({ name }) => name === 'operation');
+			for (const option of field?.options ?? []) {
+				if (!('value' in option)) continue;
+				expect([type.description.name, String(subtitle(type, { operation: option.value })).split(':')[0]]).toEqual([type.description.name, option.name]);
+			}
+		}
+	});
+
 	it('show the plant name when it is typed in', () => {
 		expect(subtitle(NODES.GatewayPlantCreate, { id: '1', name: 'Monstera' })).toBe('Create plant: Monstera');
 		expect(subtitle(NODES.GatewayPlantCreate)).toBe('Create plant');

@@ -151,20 +151,7 @@ describe('SendPace, a burst refused before anything got through', () => {
 	});
 });
 
-describe('SendPace as a fixed budget', () => {
-	it('spaces requests 10 % wider than the budget, so the server never sees more than the budget in a second', async () => {
-		const { BUDGET_PACE } = await import('../../nodes/shared/wire/pace');
-		const clock = createFakeClock();
-		const pace = new SendPace(clock, BUDGET_PACE, 10);
-		const times: number[] = [];
-		for (let i = 0; i < 30; i++) {
-			await pace.wait();
-			times.push(clock.now());
-		}
-		const gaps = times.slice(1).map((time, i) => time - times[i]);
-		expect(Math.min(...gaps)).toBeCloseTo(110, 6);
-	});
-
+describe('SendPace with a pace from the start', () => {
 	describe('within a deadline', () => {
 		/** A pace cut to 2 requests a second by a burst of 429s before anything got through. */
 		async function cutPace(clock: ReturnType<typeof createFakeClock>) {

@@ -11,7 +11,7 @@
  *    before the wait ended') with no check sent in their last Poll Interval, though the budget
  *    covers what they ask (promise 1). Red on 26b101a and on 26b101a~1 (not caused by the cap).
  */
-import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 import type { Check } from '../helpers/budgetedPoller';
 

@@ -3,7 +3,7 @@
  * task was seen by a check sent in its last Poll Interval, and one that finds no turn ends the wait
  * as a plain 'still running'. Real SendPace + Lane on a virtual clock (budgetedPoller).
  */
-import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 import type { VirtualClock } from '../helpers/virtualClock';
 

@@ -4,8 +4,8 @@
  * poller.ts pollOnce. Virtual clock with a timer queue.
  */
 import { CheckQueue, Tier, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
-import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import type { PollAnswer, TaskOutcome, WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import type { PollAnswer, TaskOutcome, WatchState } from '../../nodes/GatewayVideoGenerate/poller';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 import { createVirtualClock } from '../helpers/virtualClock';
@@ -131,7 +131,7 @@ describe('review-urgency2: a routine check that waits into the last second is th
 
 describe('review-urgency2: Retry-After jitter and the Poll Interval', () => {
 	it('a Retry-After shorter than the interval, jittered, does not put the next check past the interval it would have kept without the 429', async () => {
-		const { decideAfterPoll } = await import('../../nodes/GatewayVideoGenerate/pollDecision');
+		const { decideAfterPoll } = await import('../../nodes/GatewayVideoGenerate/poller');
 		const state: WatchState = { record: { task_id: 't', status: 'IN_PROGRESS' }, submittedAt: 0, intervalMs: 5000, deadline: 120_000, failedPolls: 0 };
 		const refused = { error: Object.assign(new GatewayError({ kind: 'rate_limit', headline: 'Checking video task t failed: 429', status: 429 }), { retryAfterMs: 4500 }), passing: true };
 		const decision = decideAfterPoll(state, refused, 5000, 5010, 0.999) as { nextPollAt: number };

@@ -1,5 +1,5 @@
 /** Review of SendPace: every wait ends and the budget holds, under random aborts, holds and deadlines (virtual clock; urgencies are the check queue's now, see checkSchedule.property.test.ts). */
-import { BUDGET_PACE, SendPace } from '../../nodes/shared/wire/pace';
+import { DEFAULT_PACE, SendPace } from '../../nodes/shared/wire/pace';
 import { createVirtualClock } from '../helpers/virtualClock';
 
 function prng(seed: number) {
@@ -9,11 +9,11 @@ function prng(seed: number) {
 
 describe('review-urgency: SendPace liveness and budget (seeded survey)', () => {
 	for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-		it(`seed ${seed}: every wait settles; slots given out never closer than one gap (fixed budget, holds, aborts)`, async () => {
+		it(`seed ${seed}: every wait settles; slots given out never closer than one gap (a pace from the start, holds, aborts)`, async () => {
 			const random = prng(seed);
 			const clock = createVirtualClock(0);
-			const budget = new SendPace(clock, BUDGET_PACE, 5);
-			const gap = (1000 / 5) * BUDGET_PACE.gapMargin;
+			const budget = new SendPace(clock, DEFAULT_PACE, 5);
+			const gap = 1000 / 5;
 			const released: number[] = [];
 			let settled = 0;
 			const total = 120;

@@ -2,7 +2,7 @@
  * Review of the EDF urgency (commits 3e82a41, 8aeae54): the wait loop, the status lane and the
  * budget of checks per second together, on a virtual clock with a timer queue.
  */
-import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import type { TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { budgetedPoller, done, running } from '../helpers/budgetedPoller';
 
 const SECOND = 1000;

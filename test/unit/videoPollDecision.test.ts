@@ -1,7 +1,8 @@
-import { BEHIND_MS, RETRY_JITTER, Tier, budgetIsShort, compareRanks, earliestSendAt, isDueInTick, latestSendTimes, nextWakeAt, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { BEHIND_MS, RETRY_JITTER, Tier, budgetIsShort, compareRanks, earliestSendAt, latestSendTimes, planTick, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import type { CheckRank } from '../../nodes/GatewayVideoGenerate/checkSchedule';
-import { FAILURE_RUN_LIMIT, LAST_ANSWER_MS, decideAfterPoll, failureRunIsFatal, firstCheckAt, isPassingPollFailure, waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import type { WatchState } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { FAILURE_RUN_LIMIT, decideAfterPoll, failureRunIsFatal, isPassingPollFailure } from '../../nodes/GatewayVideoGenerate/poller';
+import { LAST_ANSWER_MS, firstCheckAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import type { WatchState } from '../../nodes/GatewayVideoGenerate/poller';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import type { GatewayErrorKind } from '../../nodes/shared/failures/errors';
 
@@ -28,14 +29,19 @@ describe('poll failures', () => {
 	});
 });
 
-describe('nextWakeAt', () => {
-	it('wakes at the earliest time a check must go out, never later (the ones close after it go along early)', () => {
-		expect(nextWakeAt([])).toBeUndefined();
-		expect(nextWakeAt([5000])).toBe(5000);
-		expect(nextWakeAt([5000, 5300, 5900, 9000])).toBe(5000);
-		expect(nextWakeAt([9000, 5000])).toBe(5000);
-		expect(isDueInTick(5900, 5000, 1000)).toBe(true);
-		expect(isDueInTick(6001, 5000, 1000)).toBe(false);
+describe('planTick', () => {
+	const check = (name: string, dueAt: number, notBefore?: number) => ({ name, dueAt, state: { intervalMs: 30_000, deadline: 900_000, notBefore } });
+	const names = (checks: Array<{ name: string }>) => checks.map(({ name }) => name);
+	it('wakes at the earliest time a check must go out, never later (the ones close after it go along early, in the order they go out)', () => {
+		expect(planTick([check('a', 5000)], [30_000], 0).wakeAt).toBe(5000);
+		const tick = planTick([check('late', 9000), check('b', 5900), check('a', 5000), check('c', 6001)], [30_000], 0);
+		expect(tick.wakeAt).toBe(5000);
+		expect(names(tick.dueAt(5000))).toEqual(['a', 'b']);
+		expect(names(tick.dueAt(8000))).toEqual(['a', 'b', 'c', 'late']);
+	});
+	it('sends no check before a Retry-After allows, and none more than half an interval early when the budget is short', () => {
+		expect(planTick([check('a', 5000, 7000)], [30_000], 0).wakeAt).toBe(7000);
+		expect(planTick([check('a', 50_000), check('b', 50_000)], [30_000, 30_000], 40_000).wakeAt).toBe(35_000);
 	});
 });
 

@@ -1,8 +1,8 @@
 import { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
 import { createLimiter } from '../../nodes/shared/items/itemRunner';
-import { waitEndOf } from '../../nodes/GatewayVideoGenerate/pollDecision';
-import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/pollDecision';
+import { waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { createFakeClock } from '../helpers/fakeClock';
 import type { FakeClock } from '../helpers/fakeClock';
@@ -17,7 +17,7 @@ interface Poll {
 }
 
 /** A scripted gateway: each task answers its list of states in turn (the last one repeats). */
-function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | PollAnswer>>, options: { signal?: AbortSignal; limit?: number; spacingMs?: number; turnMs?: number; leadMs?: (intervalMs: number) => number } = {}) {
+function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | PollAnswer>>, options: { signal?: AbortSignal; limit?: number; spacingMs?: number; turnMs?: number } = {}) {
 	const polls: Poll[] = [];
 	const remaining: number[] = [];
 	let inFlight = 0;
@@ -34,7 +34,6 @@ function scriptedPoller(clock: FakeClock, script: Record<string, Array<string | 
 		clock,
 		signal: options.signal,
 		queue,
-		leadMs: options.leadMs,
 		poll: async (taskId, remainingMs) => {
 			polls.push({ taskId, at: clock.now() });
 			remaining.push(remainingMs);
@@ -116,14 +115,6 @@ describe('TaskPoller', () => {
 		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
 		// due at 5000, out at 5700 after its turn; the next due at 10700, out at 11400
 		expect(polls.map((p) => p.at)).toEqual([5700, 11_400, 17_100]);
-	});
-
-	it('sends each check a lead before its interval is over, but the check at Max Wait at Max Wait', async () => {
-		const clock = createFakeClock(0);
-		const { poller, polls } = scriptedPoller(clock, { a: ['IN_PROGRESS'] }, { leadMs: (intervalMs) => intervalMs / 10 });
-		const outcome = await poller.watch(queued('a'), { intervalMs: 5 * SECOND, maxWaitMs: 12 * SECOND });
-		expect(outcome.kind).toBe('timeout');
-		expect(polls.map((p) => p.at)).toEqual([4500, 9000, 12_000]);
 	});
 
 	it('keeps at most the concurrency bound of polls in flight', async () => {

@@ -23,18 +23,9 @@ export interface PaceTuning {
 	cutGuardMs: number;
 	/** The window "what got through" is counted over. */
 	windowMs: number;
-	/** Gaps are this much longer than 1/pace: a budget holds at the server too, whatever the network's jitter. */
-	gapMargin: number;
 }
 
-export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000, gapMargin: 1 };
-
-/**
- * A fixed budget of requests per second (e.g. status checks), kept with a margin of 10 %: what
- * leaves evenly spaced may reach the server bunched up (a new connection here, a reused one
- * there), and the budget must hold there too.
- */
-export const BUDGET_PACE: PaceTuning = { ...DEFAULT_PACE, gapMargin: 1.1 };
+export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000 };
 
 interface PaceWaiter {
 	notAfter?: number;
@@ -66,7 +57,7 @@ export class SendPace {
 	private readonly sends: number[] = [];
 	private readonly gate: BackoffGate;
 
-	/** `startPerSecond`: a fixed budget from the start (e.g. for status checks), instead of none. */
+	/** `startPerSecond`: a pace from the start, instead of none until the first 429. */
 	constructor(
 		private readonly clock: Clock = realClock,
 		private readonly tuning: PaceTuning = DEFAULT_PACE,
@@ -113,7 +104,7 @@ export class SendPace {
 	}
 
 	private gap(): number {
-		return (1000 / this.perSecond) * this.tuning.gapMargin;
+		return 1000 / this.perSecond;
 	}
 
 	/** Queues for a slot and waits until the pump gives it (or refuses it, or the signal aborts). */

@@ -225,11 +225,6 @@ export class GatewayClient {
 	 * a 200 (`{"error":…}`, `{"success":false}`, …) and an answer that is not a JSON object all
 	 * become GatewayErrors. `parse` replaces JSON.parse (e.g. to keep int64 digits).
 	 */
-	/**
-	 * Sends a request and returns its answer as a JSON object. An error status, an error body in
-	 * a 200 (`{"error":…}`, `{"success":false}`, …) and an answer that is not a JSON object all
-	 * become GatewayErrors. `parse` replaces JSON.parse (e.g. to keep int64 digits).
-	 */
 	async json<T = IDataObject>(call: GatewayCall, parse: (text: string) => unknown = JSON.parse): Promise<T> {
 		const response = await this.text(call);
 		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
