@@ -38,3 +38,8 @@ describe.each(EXAMPLES)('examples/%s', (file) => {
 		for (const node of nodes) expect([node.name, node.credentials]).toEqual([node.name, { gatewayApi: expected }]);
 	});
 });
+
+it('the README names the credential the examples pick up', () => {
+	const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+	expect(readme).toContain(`*${dialogCredentialName(new GatewayApi().displayName)}*`);
+});
