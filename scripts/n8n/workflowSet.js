@@ -12,10 +12,24 @@ const REPO_ROOT = path.resolve(__dirname, '..', '..');
 // The credential the workflows run here use; whoever runs them imports a credential under this id.
 const EXAMPLE_CREDENTIAL = { id: 'mgwE2eCred01', name: 'Model Gateway (loopback)' };
 
+// Words n8n's new-credential dialog leaves out of a credential type's display name when it names a
+// new credential "<the rest> account" (n8n 1.123 and 2.41; 1.x does not drop MCP, no type of ours has it).
+const DIALOG_DROPPED_WORDS = ['API', 'OAuth1', 'OAuth2', 'MCP'];
+
+/** The name n8n's dialog gives a user's first credential of a type with this display name. */
+function dialogCredentialName(credentialDisplayName) {
+	const app = credentialDisplayName
+		.split(' ')
+		.filter((word) => !DIALOG_DROPPED_WORDS.includes(word))
+		.join(' ');
+	return app ? `${app} account` : 'Unnamed credential';
+}
+
 /**
- * examples/*.json name their Model Gateway credential without an id (`"id": null`), so that n8n's
- * editor asks whoever imports one to pick their own credential (n8n 2.x picks their newest one of
- * the type by itself). Run here, they get EXAMPLE_CREDENTIAL instead. Returns the workflow.
+ * examples/*.json name their Model Gateway credential as dialogCredentialName does, without an id:
+ * n8n's editor fills an imported node's credential in by that name when exactly one credential of
+ * the user's has it (test/unit/exampleCredential.test.ts). Run here, they get EXAMPLE_CREDENTIAL
+ * instead. Returns the workflow.
  */
 function withExampleCredential(workflow) {
 	for (const node of workflow.nodes ?? []) {
@@ -100,4 +114,4 @@ async function startGatewayTarget({ env = process.env, loopbackOptions = {} } = 
 	};
 }
 
-module.exports = { REPO_ROOT, EXAMPLE_CREDENTIAL, withExampleCredential, collectWorkflows, gatewayCredential, startGatewayTarget };
+module.exports = { REPO_ROOT, EXAMPLE_CREDENTIAL, dialogCredentialName, withExampleCredential, collectWorkflows, gatewayCredential, startGatewayTarget };

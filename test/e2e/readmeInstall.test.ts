@@ -1,7 +1,7 @@
 /**
- * What a user following only the README does: the README's manual install command, run in a fresh
- * folder on the packed tarball (the package is not published from here: the tarball stands in for
- * the name), then one example imported with the user's credential and run in n8n 2.x.
+ * What a user following only the README does: the README's route from a clone (its `npm pack`, then
+ * its `npm install <tarball> --omit=peer` line, word for word, in a fresh folder), then one example
+ * imported with the user's credential and run in n8n 2.x.
  *
  * Runs on the n8n2 line unless E2E_ONLY is set without a part that matches "readme"
  * (e.g. `E2E_ONLY=mgwExChat0001,readme`). Needs the npm registry (npm resolves the peers it leaves out).
@@ -14,39 +14,36 @@ import * as path from 'node:path';
 import type { E2eWorkflowResult } from './harness';
 import { E2E_LINE } from './harness';
 import { ROOT, TESTED_VERSIONS } from './paths';
+import { PACKAGE, installCommands } from '../helpers/readmeCommands';
 import { runWorkflows } from '../../scripts/n8n/headless';
 import { defaultDir, ensureRuntime } from '../../scripts/n8n/runtime';
 import { EXAMPLE_CREDENTIAL, gatewayCredential, withExampleCredential } from '../../scripts/n8n/workflowSet';
 import { startGateway } from '../gateway';
 import type { Gateway } from '../gateway';
 
-const PACKAGE = 'n8n-nodes-model-gateway';
 const only = (process.env.E2E_ONLY ?? '').toLowerCase();
 const runs = E2E_LINE === 'n8n2' && (only === '' || only.split(',').some((part) => part.trim() !== '' && 'readme'.includes(part.trim())));
 
-/** The README's manual install command: the `npm install` line of its Install section. */
-function readmeInstallCommand(): string[] {
-	const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-	const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('\n## ', readme.indexOf('## Install') + 1));
-	const line = /^npm install n8n-nodes-model-gateway[^\n]*$/m.exec(install)?.[0];
-	if (!line) throw new Error('the README has no `npm install n8n-nodes-model-gateway` line under ## Install');
-	return line.trim().split(/\s+/);
-}
-
 (runs ? describe : describe.skip)('the README, followed by a user: install the tarball, import an example, run it (n8n 2.x)', () => {
 	let work: string;
+	let tarballName: string;
 	let installed: string;
 	let gateway: Gateway;
 	let result: E2eWorkflowResult;
 
 	beforeAll(async () => {
 		work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgw-readme-'));
-		const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' })) as Array<{ filename: string }>;
-		const tarball = path.join(work, path.basename(packed[0].filename));
-		// `mkdir -p ~/.n8n/nodes && cd ~/.n8n/nodes`, then the README's line with the tarball for the name.
+		const readme = installCommands();
+		// The README's `npm pack` (the build before it is done: `npm test` builds first), written here
+		// rather than into the clone; it must write the file the README's next line installs.
+		const [npmPack, ...packArgs] = readme.pack.at(-1) ?? [];
+		const packed = JSON.parse(execFileSync(npmPack, [...packArgs, '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' })) as Array<{ filename: string }>;
+		tarballName = path.basename(packed[0].filename);
+		const tarball = path.join(work, tarballName);
+		// `mkdir -p ~/.n8n/nodes && cd ~/.n8n/nodes`, then the README's line with the tarball's real path.
 		const nodes = path.join(work, 'home', '.n8n', 'nodes');
 		fs.mkdirSync(nodes, { recursive: true });
-		const [npm, ...args] = readmeInstallCommand().map((word) => (word === PACKAGE ? tarball : word));
+		const [npm, ...args] = ['npm', 'install', tarball, ...readme.tarball.options];
 		// As a user runs it: not with this repository's npm settings (`npm test` passes ignore-scripts on).
 		const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_config_ignore_scripts$/i.test(key)));
 		execFileSync(npm, [...args, '--no-audit', '--no-fund'], { cwd: nodes, stdio: ['ignore', 'ignore', 'pipe'], env });
@@ -70,8 +67,12 @@ function readmeInstallCommand(): string[] {
 		if (work) fs.rmSync(work, { recursive: true, force: true });
 	});
 
+	it("`npm pack` writes the tarball the README's install line names", () => {
+		expect(tarballName).toBe(path.basename(installCommands().tarball.file));
+	});
+
 	it('the command leaves out the peers n8n provides (no n8n-workflow, no isolated-vm build)', () => {
-		expect(readmeInstallCommand()).toContain('--omit=peer');
+		expect(installCommands().tarball.options).toContain('--omit=peer');
 		expect(fs.existsSync(path.join(installed, 'package.json'))).toBe(true);
 		expect(fs.existsSync(path.join(path.dirname(installed), 'n8n-workflow'))).toBe(false);
 		expect(fs.existsSync(path.join(path.dirname(installed), 'isolated-vm'))).toBe(false);

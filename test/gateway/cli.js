@@ -33,6 +33,8 @@ function parseArgs(argv) {
 async function main() {
 	const gateway = await startGateway(parseArgs(process.argv.slice(2)));
 	process.stdout.write(`${JSON.stringify({ baseUrl: gateway.baseUrl, fileBaseUrl: gateway.fileBaseUrl })}\n`);
+	// For a person (`npm run gateway`): what to put into n8n's credential.
+	console.error(`gateway: Base URL ${gateway.baseUrl}, API Key: any key that starts with sk- (e.g. sk-test-1). Ctrl-C stops it.`);
 	const stop = () => gateway.close().then(() => process.exit(0));
 	process.once('SIGTERM', stop);
 	process.once('SIGINT', stop);

@@ -68,4 +68,22 @@ describe('the README and the docs pages', () => {
 			.filter((t) => !fs.existsSync(path.join(ROOT, path.dirname(page), t)));
 		expect(broken).toEqual([]);
 	});
+
+	it.each(pages)('%s: every link to a heading (#anchor) finds that heading', (page) => {
+		const text = fs.readFileSync(path.join(ROOT, page), 'utf8').replace(/```[\s\S]*?```/g, '');
+		const anchors = [...text.matchAll(/\]\(([^)\s]*\.md|)#([^)\s]+)\)/g)].map(([, file, anchor]) => [file || path.basename(page), anchor, file ? path.join(path.dirname(page), file) : page]);
+		const missing = anchors.filter(([, anchor, target]) => !headingAnchors(path.join(ROOT, target)).includes(anchor)).map(([file, anchor]) => `${file}#${anchor}`);
+		expect(missing).toEqual([]);
+	});
 });
+
+/** The anchors GitHub makes of a Markdown file's headings: lower case, punctuation dropped, spaces as "-". */
+function headingAnchors(file: string): string[] {
+	const text = fs.readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
+	return [...text.matchAll(/^#{1,6} +(.+?) *$/gm)].map(([, heading]) =>
+		heading
+			.toLowerCase()
+			.replace(/[^\p{L}\p{N} _-]/gu, '')
+			.replace(/ /g, '-'),
+	);
+}
