@@ -121,6 +121,22 @@ async function startAddonBuilds(version, addons, env, log) {
 	return started;
 }
 
+// The dependency tree the e2e suite passed with, kept for each tested version in locks/: installed
+// as it is (`npm ci`), there is nothing to resolve and no newer transitive version slips in.
+const LOCKS_DIR = path.join(__dirname, 'locks');
+
+/** Whether `lock` (a package-lock.json) was made for a runtime with exactly these `dependencies`. */
+function lockFits(lock, dependencies) {
+	const locked = lock?.packages?.['']?.dependencies || {};
+	const names = Object.keys(dependencies);
+	return names.length === Object.keys(locked).length && names.every((name) => locked[name] === dependencies[name]);
+}
+
+function testedLock(version, dependencies) {
+	const file = path.join(LOCKS_DIR, `n8n-${version}.package-lock.json`);
+	return lockFits(readJson(file), dependencies) ? file : null;
+}
+
 const seconds = (ms) => `${Math.round(ms / 1000)} s`;
 
 // Each add-on in `rebuild`: the machine's shared build when it passes its check under this
@@ -171,11 +187,13 @@ async function install(dir, version, log) {
 	// network and the disk): a head start, not a promise; a failure here is retried after the install.
 	const headStart = startAddonBuilds(version, quirks.rebuild, env, log);
 
+	const lock = testedLock(version, dependencies);
+	if (lock) fs.copyFileSync(lock, path.join(dir, 'package-lock.json'));
 	const step1 = `installing n8n ${version} (first run only, several minutes)`;
-	log(`${step1} into ${dir}; log: ${logFile}`);
+	log(`${step1} into ${dir}${lock ? ', the tree the tests passed with' : ''}; log: ${logFile}`);
 	// --ignore-scripts: many optional add-ons (kafka, oracledb, isolated-vm…) would try to download
 	// or compile for minutes; n8n only needs the ones in `rebuild`. --timing: where npm's time went.
-	const npmArgs = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn', '--timing'];
+	const npmArgs = [lock ? 'ci' : 'install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn', '--timing'];
 	const npmMs = await runStep(NPM, npmArgs, { cwd: dir, env, logFile, step: step1, log });
 	const phases = npmPhases(fs.readFileSync(logFile, 'utf8'));
 
@@ -220,7 +238,7 @@ async function ensureRuntime({
 	return { ...describe(dir, version), install: { ms: Date.now() - started, summary } };
 }
 
-module.exports = { ensureRuntime, defaultDir, quirksFor, npmPhases, DEFAULT_VERSION, TESTED_VERSIONS };
+module.exports = { ensureRuntime, defaultDir, quirksFor, npmPhases, lockFits, testedLock, runtimeDependencies, DEFAULT_VERSION, TESTED_VERSIONS };
 
 if (require.main === module) {
 	const args = process.argv.slice(2);

