@@ -236,6 +236,18 @@ function summarise(result, workflow, exampleFile, runtimeVersion) {
 	return lines;
 }
 
+/**
+ * The demo's time, once: installing n8n (a first run) against running the examples.
+ * @param {number} totalMs
+ * @param {{ms: number} | null} install  from ensureRuntime(): null when n8n was already there
+ * @param {string} version
+ */
+function timeSpent(totalMs, install, version) {
+	const s = (ms) => `${Math.round(ms / 1000)} s`;
+	if (!install) return `${s(totalMs)} in all; n8n ${version} was already installed`;
+	return `${s(totalMs)} in all: installing n8n ${version} ${s(install.ms)} (first run only), running the examples ${s(totalMs - install.ms)}`;
+}
+
 async function main() {
 	const started = Date.now();
 	const { files, workflows } = collectWorkflows({ dirs: ['examples'], only: process.env.DEMO_ONLY || '' });
@@ -269,7 +281,7 @@ async function main() {
 	lines.push(
 		`${workflows.length - failed.length - expected.length}/${workflows.length} example workflows succeeded` +
 			`${expected.length ? `, ${expected.length} refused as expected (they need a newer n8n)` : ''} in n8n ${runtime.version} ` +
-			`against ${target.real ? target.baseUrl : 'the loopback gateway'} (${Math.round((Date.now() - started) / 1000)} s in all).`,
+			`against ${target.real ? target.baseUrl : 'the loopback gateway'} (${timeSpent(Date.now() - started, runtime.install, runtime.version)}).`,
 		`Files: ${rel(OUT_DIR)}/   n8n log: ${rel(path.join(USER_FOLDER, 'n8n.log'))}`,
 	);
 	process.stdout.write(`${lines.join('\n')}\n`);
@@ -289,4 +301,4 @@ if (require.main === module) {
 	);
 }
 
-module.exports = { imageSize, outcome };
+module.exports = { imageSize, outcome, timeSpent };

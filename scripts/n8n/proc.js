@@ -57,4 +57,11 @@ function stepFailed(what, { code, signal, logFile }, lines = 40) {
 	return new Error(`${what} failed (${signal || code})\n--- last lines of ${logFile} ---\n${tail(logFile, lines)}`);
 }
 
-module.exports = { spawnLogged, stepFailed, tail };
+/** A step of an install: resolves with its duration in ms, fails with the end of the log, says every 15 s that it is still busy. */
+async function runStep(cmd, args, { cwd, env, logFile, step, log }) {
+	const res = await spawnLogged(cmd, args, { cwd, env, logFile, onTick: (s) => log(`${step}… ${s} s`) });
+	if (res.code !== 0) throw stepFailed(`${cmd} ${args.join(' ')}`, res);
+	return res.ms;
+}
+
+module.exports = { spawnLogged, stepFailed, tail, runStep };

@@ -7,17 +7,21 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
+const { promisify } = require('node:util');
+const execFileP = promisify(require('node:child_process').execFile);
 
-const { spawnLogged, stepFailed } = require('./proc');
+const { runStep } = require('./proc');
+const { cacheRoot, withLock, resetDir, readJson } = require('./cacheFolder');
+const { cleanEnv, compileAddon, ensureSharedBuild, useSharedBuild } = require('./addons');
 
 // The n8n versions the e2e suite runs on, one per release line: the current 2.x (on the Node
 // binary installed beside it) and the newest 1.x that installs here (on the machine's Node 20).
 const TESTED_VERSIONS = { n8n2: '2.41.1', n8n1: '1.123.81' };
 const DEFAULT_VERSION = TESTED_VERSIONS.n8n2;
 const MARKER = '.runtime-complete.json';
-const LOCK_STALE_MS = 30 * 60 * 1000;
+const RUNTIME_PACKAGE_NAME = 'n8n-nodes-model-gateway-n8n-runtime';
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 // Version-specific quirks, one row per version prefix; every matching row applies, longer
 // prefixes overriding shorter ones.
@@ -56,9 +60,14 @@ function nodePackageName(spec) {
 	return spec && `${spec.prefix}-${process.platform}-${process.arch}`;
 }
 
+/** The runtime's package.json dependencies: n8n, and the Node binary package it needs (if any). */
+function runtimeDependencies(version) {
+	const nodePackage = quirksFor(version).nodePackage;
+	return { n8n: version, ...(nodePackage && { [nodePackageName(nodePackage)]: nodePackage.version }) };
+}
+
 function defaultDir(version) {
-	const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-	return path.join(cache, 'n8n-nodes-model-gateway', `n8n-${version}`);
+	return path.join(cacheRoot(), `n8n-${version}`);
 }
 
 function describe(dir, version) {
@@ -77,100 +86,92 @@ function describe(dir, version) {
 	return { nodeBin, n8nBin: path.join(n8nDir, 'bin', 'n8n'), n8nWorkflowDir, version, dir, env: quirks.env || {} };
 }
 
-function readMarker(dir) {
+// The add-ons n8n `version` pins to an exact version, as their registry manifests: read before the
+// long install so that their compile can start at once. Empty for anything else, or offline.
+async function pinnedAddonManifests(version, addons, env) {
+	const view = async (spec, fields) => JSON.parse((await execFileP(NPM, ['view', spec, ...fields, '--json'], { env })).stdout || 'null');
 	try {
-		return JSON.parse(fs.readFileSync(path.join(dir, MARKER), 'utf8'));
+		const deps = (await view(`n8n@${version}`, ['dependencies'])) || {};
+		const pinned = addons.filter((name) => /^\d+\.\d+\.\d+$/.test(deps[name] || ''));
+		return await Promise.all(pinned.map((name) => view(`${name}@${deps[name]}`, ['name', 'version', 'binary'])));
 	} catch {
-		return null;
+		return [];
 	}
 }
 
-// A step of the install: fails with the end of the log; says every 15 s that it is still busy.
-async function run(cmd, args, { cwd, env, logFile, step, log }) {
-	const res = await spawnLogged(cmd, args, { cwd, env, logFile, onTick: (s) => log(`${step}… ${s} s`) });
-	if (res.code !== 0) throw stepFailed(`${cmd} ${args.join(' ')}`, res);
+// "npm timing idealTree Completed in 12345ms" (from --timing): how npm's time split. Its reify
+// timer includes the idealTree (resolving) one.
+function npmPhases(logText) {
+	const phase = (name) => Number(new RegExp(`npm timing ${name} Completed in (\\d+)ms`).exec(logText)?.[1]);
+	const resolve = phase('idealTree');
+	const reify = phase('reify');
+	if (!Number.isFinite(resolve) || !Number.isFinite(reify)) return '';
+	return `resolving ${seconds(resolve)}, fetching and unpacking ${seconds(reify - resolve)}`;
 }
 
-function sleep(ms) {
-	return new Promise((r) => setTimeout(r, ms));
-}
-
-function pidAlive(pid) {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (e) {
-		return e.code === 'EPERM';
+// Starts the shared build of each add-on n8n `version` pins: resolves (at once, without waiting for
+// the builds) with a Map name -> { version, build }.
+async function startAddonBuilds(version, addons, env, log) {
+	const started = new Map();
+	for (const manifest of await pinnedAddonManifests(version, addons, env)) {
+		const build = ensureSharedBuild(manifest, log);
+		build.catch(() => undefined); // awaited, and its failure reported, after the install
+		started.set(manifest.name, { version: manifest.version, build });
 	}
+	return started;
 }
 
-// One installer at a time per folder (the test suite and `npm run demo` may start together).
-async function withLock(dir, log, fn) {
-	const lock = `${dir}.lock`;
-	fs.mkdirSync(path.dirname(lock), { recursive: true });
-	let waitedSince = 0;
-	let lastSaid = 0;
-	for (;;) {
+// The dependency tree the e2e suite passed with, kept for each tested version in locks/: installed
+// as it is (`npm ci`), there is nothing to resolve and no newer transitive version slips in.
+const LOCKS_DIR = path.join(__dirname, 'locks');
+
+/** Whether `lock` (a package-lock.json) was made for a runtime with exactly these `dependencies`. */
+function lockFits(lock, dependencies) {
+	const locked = lock?.packages?.['']?.dependencies || {};
+	const names = Object.keys(dependencies);
+	return names.length === Object.keys(locked).length && names.every((name) => locked[name] === dependencies[name]);
+}
+
+function testedLock(version, dependencies) {
+	const file = path.join(LOCKS_DIR, `n8n-${version}.package-lock.json`);
+	return lockFits(readJson(file), dependencies) ? file : null;
+}
+
+const seconds = (ms) => `${Math.round(ms / 1000)} s`;
+
+// Each add-on in `rebuild`: the machine's shared build when it passes its check under this
+// runtime's Node, otherwise compiled here. Resolves with one phrase per add-on, for the summary.
+async function provideAddons({ quirks, dir, rt, headStart, logFile, log }) {
+	const runtimeNapi = (await execFileP(rt.nodeBin, ['-p', 'process.versions.napi'])).stdout.trim();
+	const said = [];
+	for (const addon of quirks.rebuild) {
+		const installed = readJson(path.join(dir, 'node_modules', addon, 'package.json'));
+		if (!installed) throw new Error(`n8n ${rt.version} installed no ${addon} in ${path.join(dir, 'node_modules')}; cannot build it`);
+		let outcome;
 		try {
-			fs.mkdirSync(lock);
-			fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
-			break;
-		} catch (e) {
-			if (e.code !== 'EEXIST') throw e;
-			let pid = 0;
-			try {
-				pid = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8'));
-			} catch {
-				// the holder has not written its pid yet
-			}
-			const age = Date.now() - fs.statSync(lock).mtimeMs;
-			if ((pid && !pidAlive(pid)) || age > LOCK_STALE_MS) {
-				fs.rmSync(lock, { recursive: true, force: true });
+			const early = (await headStart).get(addon);
+			const built = await (early?.version === installed.version ? early.build : ensureSharedBuild(installed, log));
+			outcome = await useSharedBuild(built, { runtimeDir: dir, nodeBin: rt.nodeBin, runtimeNapi, logFile, log });
+			if (outcome.used) {
+				said.push(`${addon} ${built.version}: the machine's N-API ${built.napi} build (compiled once in ${seconds(built.compiledInMs)})`);
 				continue;
 			}
-			if (!waitedSince || Date.now() - lastSaid > 15000) {
-				waitedSince ||= Date.now();
-				lastSaid = Date.now();
-				log(`waiting for another n8n install into ${dir} (pid ${pid || '?'})… ${Math.round((lastSaid - waitedSince) / 1000)} s`);
-			}
-			await sleep(1000);
+		} catch (error) {
+			outcome = { reason: String(error.message).split('\n')[0] };
 		}
+		log(`compiling ${addon} for this runtime: no shared build to use (${outcome.reason})`);
+		const ms = await compileAddon(addon, { dir, nodeBin: rt.nodeBin, logFile, log });
+		said.push(`${addon} ${installed.version}: compiled here in ${seconds(ms)}`);
 	}
-	try {
-		return await fn();
-	} finally {
-		fs.rmSync(lock, { recursive: true, force: true });
-	}
-}
-
-const RUNTIME_PACKAGE_NAME = 'n8n-nodes-model-gateway-n8n-runtime';
-
-// A half-done install is thrown away, but only a folder this script made (or an empty one).
-function resetDir(dir) {
-	if (fs.existsSync(dir)) {
-		const entries = fs.readdirSync(dir);
-		let ours = false;
-		try {
-			ours = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).name === RUNTIME_PACKAGE_NAME;
-		} catch {
-			// no package.json: ours only if empty
-		}
-		if (entries.length && !ours) {
-			throw new Error(`${dir} is not empty and was not made by ${__filename}; refusing to delete it`);
-		}
-		fs.rmSync(dir, { recursive: true, force: true });
-	}
-	fs.mkdirSync(dir, { recursive: true });
+	return said;
 }
 
 async function install(dir, version, log) {
 	const quirks = quirksFor(version);
 	const nodePkg = nodePackageName(quirks.nodePackage);
 	const started = Date.now();
-	const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`;
-	resetDir(dir);
-	const dependencies = { n8n: version };
-	if (nodePkg) dependencies[nodePkg] = quirks.nodePackage.version;
+	resetDir(dir, RUNTIME_PACKAGE_NAME);
+	const dependencies = runtimeDependencies(version);
 	const manifest = {
 		name: RUNTIME_PACKAGE_NAME,
 		private: true,
@@ -180,69 +181,46 @@ async function install(dir, version, log) {
 	};
 	fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
 	const logFile = path.join(dir, 'install.log');
-	const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-	// Started from `npm test`, we inherit the project's npm settings as npm_* variables: its
-	// ignore-scripts=true would turn `npm rebuild` into a silent no-op, its local prefix would aim
-	// npm at the repository. A user-level nodedir (Node 20's headers) would build for the wrong Node.
-	const env = Object.fromEntries(
-		Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'INIT_CWD'),
-	);
+	const env = cleanEnv();
 
-	const step1 = `installing n8n ${version} (first run only, ~5 min)`;
-	log(`${step1} into ${dir}; log: ${logFile}`);
+	// The add-ons compile (one core) while npm downloads and unpacks n8n (mostly waiting on the
+	// network and the disk): a head start, not a promise; a failure here is retried after the install.
+	const headStart = startAddonBuilds(version, quirks.rebuild, env, log);
+
+	const lock = testedLock(version, dependencies);
+	if (lock) fs.copyFileSync(lock, path.join(dir, 'package-lock.json'));
+	const step1 = `installing n8n ${version} (first run only, several minutes)`;
+	log(`${step1} into ${dir}${lock ? ', the tree the tests passed with' : ''}; log: ${logFile}`);
 	// --ignore-scripts: many optional add-ons (kafka, oracledb, isolated-vm…) would try to download
-	// or compile for minutes; n8n only needs the ones in `rebuild`.
-	await run(npm, ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn'], {
-		cwd: dir,
-		env,
-		logFile,
-		step: step1,
-		log,
-	});
+	// or compile for minutes; n8n only needs the ones in `rebuild`. --timing: where npm's time went.
+	const npmArgs = [lock ? 'ci' : 'install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=warn', '--timing'];
+	const npmMs = await runStep(NPM, npmArgs, { cwd: dir, env, logFile, step: step1, log });
+	const phases = npmPhases(fs.readFileSync(logFile, 'utf8'));
 
 	const rt = describe(dir, version);
-	const rebuildEnv = { ...env, npm_config_build_from_source: 'true' };
-	if (nodePkg) {
-		// node-gyp takes headers from here; the binary's own folder has include/node.
-		rebuildEnv.npm_config_nodedir = path.join(dir, 'node_modules', nodePkg);
-		rebuildEnv.PATH = `${path.dirname(rt.nodeBin)}${path.delimiter}${process.env.PATH}`;
-	} else {
-		// The machine's own Node: its install prefix usually has the headers (/usr/include/node
-		// from Debian's nodejs, include/node in the official tarballs). Without nodedir node-gyp
-		// downloads them from nodejs.org, which fails offline.
-		const prefix = path.resolve(path.dirname(process.execPath), '..');
-		if (fs.existsSync(path.join(prefix, 'include', 'node', 'node.h'))) rebuildEnv.npm_config_nodedir = prefix;
-	}
-	for (const addon of quirks.rebuild) {
-		const step = `building ${addon}`;
-		log(`${step} (${elapsed()} so far)`);
-		// --ignore-scripts=false: the build is the add-on's install script; a project or user
-		// .npmrc with ignore-scripts=true would skip it and still report success.
-		const args = ['rebuild', addon, '--ignore-scripts=false', '--loglevel=warn'];
-		await run(npm, args, { cwd: dir, env: rebuildEnv, logFile, step, log });
-		// Load it with the Node that will run n8n, so a wrong ABI shows here, not in a test.
-		await run(rt.nodeBin, ['-e', `require(${JSON.stringify(addon)})`], {
-			cwd: dir,
-			env,
-			logFile,
-			step: `checking ${addon}`,
-			log,
-		});
-	}
-	await run(rt.nodeBin, [rt.n8nBin, '--version'], { cwd: dir, env, logFile, step: 'checking n8n', log });
+	const addonsStarted = Date.now();
+	const addons = await provideAddons({ quirks, dir, rt, headStart, logFile, log });
+	const addonsMs = Date.now() - addonsStarted;
+	await runStep(rt.nodeBin, [rt.n8nBin, '--version'], { cwd: dir, env, logFile, step: 'checking n8n', log });
 
 	// Written last: its presence means everything above finished.
 	const nodeVersion = nodePkg ? quirks.nodePackage.version : process.versions.node;
+	const summary =
+		`n8n ${version} installed in ${seconds(Date.now() - started)}: npm install ${seconds(npmMs)}${phases ? ` (${phases})` : ''}, ` +
+		`then ${seconds(addonsMs)} for the native add-ons (${addons.join('; ')})`;
 	fs.writeFileSync(
 		path.join(dir, MARKER),
-		JSON.stringify({ version, node: nodeVersion, installedAt: new Date().toISOString() }, null, 2),
+		JSON.stringify({ version, node: nodeVersion, installedAt: new Date().toISOString(), summary }, null, 2),
 	);
-	log(`n8n ${version} installed in ${elapsed()}`);
+	log(summary);
+	return summary;
 }
 
 /**
- * Makes sure n8n `version` is installed in `dir` and returns where its pieces are.
- * @returns {Promise<{nodeBin: string, n8nBin: string, n8nWorkflowDir: string, version: string, dir: string, env: Record<string, string>}>}
+ * Makes sure n8n `version` is installed in `dir` and returns where its pieces are; `install` says
+ * how long this call waited for an install (null when n8n was already there) and, when this process
+ * installed it, where the time went.
+ * @returns {Promise<{nodeBin: string, n8nBin: string, n8nWorkflowDir: string, version: string, dir: string, env: Record<string, string>, install: null | {ms: number, summary?: string}}>}
  */
 async function ensureRuntime({
 	version = process.env.N8N_RUNTIME_VERSION || DEFAULT_VERSION,
@@ -250,16 +228,17 @@ async function ensureRuntime({
 	log = (msg) => process.stderr.write(`[n8n-runtime] ${msg}\n`),
 } = {}) {
 	dir = path.resolve(dir);
-	const ready = () => readMarker(dir)?.version === version;
-	if (!ready()) {
-		await withLock(dir, log, async () => {
-			if (!ready()) await install(dir, version, log);
-		});
-	}
-	return describe(dir, version);
+	const started = Date.now();
+	const ready = () => readJson(path.join(dir, MARKER))?.version === version;
+	if (ready()) return { ...describe(dir, version), install: null };
+	let summary;
+	await withLock(dir, log, async () => {
+		if (!ready()) summary = await install(dir, version, log);
+	});
+	return { ...describe(dir, version), install: { ms: Date.now() - started, summary } };
 }
 
-module.exports = { ensureRuntime, defaultDir, quirksFor, DEFAULT_VERSION, TESTED_VERSIONS };
+module.exports = { ensureRuntime, defaultDir, quirksFor, npmPhases, lockFits, testedLock, runtimeDependencies, DEFAULT_VERSION, TESTED_VERSIONS };
 
 if (require.main === module) {
 	const args = process.argv.slice(2);
