@@ -1,6 +1,6 @@
 /**
  * Operation Edit: POST /v1/images/edits for each item, a multipart/form-data body (interface
- * document 2.5) with the item's images, an optional mask, and the generation's fields as text
+ * document 2.2a) with the item's images, an optional mask, and the generation's fields as text
  * parts; the answer is a generation's (deliver.ts). Every file is checked before any request
  * (there, named, of an image type its bytes show, not too large; a PNG mask) and streamed into the
  * body as it is sent where n8n keeps it outside the item.
