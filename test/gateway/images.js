@@ -174,13 +174,15 @@ async function edit(ctx) {
 	const masks = form.files.mask ?? [];
 	if (masks.length > 1) throw invalidRequest(ctx, 'Only one mask may be given.', { param: 'mask', code: 'invalid_value' });
 	for (const mask of masks) files.push(checkEditFile(ctx, mask, 'mask', ['image/png']));
+	// Every text part is logged; those of a generation are read as its JSON fields.
+	const fields = Object.fromEntries(Object.entries(form.fields).map(([name, values]) => [name, values[0]]));
 	const body = {};
-	for (const field of EDIT_FIELDS) if (form.fields[field]) body[field] = form.fields[field][0];
+	for (const field of EDIT_FIELDS) if (fields[field]) body[field] = fields[field];
 	if (body.n !== undefined) {
 		if (!/^\d{1,3}$/.test(body.n)) throw invalidRequest(ctx, `n must be an integer, got ${JSON.stringify(body.n)}`, { param: 'n', code: 'invalid_value' });
 		body.n = Number(body.n);
 	}
-	ctx.entry.form = { fields: body, files };
+	ctx.entry.form = { fields: { ...fields, ...body }, files };
 	answerImages(ctx, body);
 }
 

@@ -58,11 +58,13 @@ describe.each(['default', 'newapi'] as const)('against the loopback gateway (%s 
 
 	it('one image goes as the part `image`, with its file name and the type of its bytes, and comes back as files', async () => {
 		const cat = pngBytes(32, 32);
-		const { output } = await run(env, { n: 2, responseFormat: 'b64_json', options: { size: '1024x1024' } }, [binaryItem({ data: file(cat, 'cat.png', 'image/png') })]);
+		const extraBody = '{"moderation": "low", "output_compression": 80, "n": 9}';
+		const { output } = await run(env, { n: 2, responseFormat: 'b64_json', options: { size: '1024x1024', extraBody } }, [binaryItem({ data: file(cat, 'cat.png', 'image/png') })]);
 		const [request] = edits(env);
 		expect(String(request.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
 		expect(Number(request.headers['content-length'])).toBeGreaterThan(cat.length);
-		expect(request.form?.fields).toEqual({ model: 'img-image-2', prompt: 'Put a small red hat on the cat', n: 2, response_format: 'b64_json', size: '1024x1024' });
+		// Extra Body Fields as text parts too; the node's own fields win (n).
+		expect(request.form?.fields).toEqual({ model: 'img-image-2', prompt: 'Put a small red hat on the cat', n: 2, response_format: 'b64_json', size: '1024x1024', moderation: 'low', output_compression: '80' });
 		expect(request.form?.files).toEqual([{ name: 'image', fileName: 'cat.png', contentType: 'image/png', size: cat.length, sha256: sha256(cat) }]);
 		expect(output).toHaveLength(2);
 		output.forEach((item, index) => {
