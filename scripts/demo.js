@@ -125,10 +125,10 @@ const SUMMARISERS = {
 		const used = calls.reduce((sum, call) => sum + (call.tokenUsage?.totalTokens ?? 0), 0);
 		return [`${plural(calls.length, 'model call')} for the agent, ${used} tokens (the gateway's counts)`];
 	},
-	gatewayImageGenerate(run, name, _params, out) {
+	gatewayImageGenerate(run, name, params, out) {
 		const images = okItems(run.items);
 		const cost = images.reduce((sum, item) => sum + (Number(item.json.estimatedCostUsd) || 0), 0);
-		const lines = [`${plural(images.length, 'image')} from ${images[0]?.json.model ?? 'the gateway'}, estimatedCostUsd ${Math.round(cost * 1000) / 1000}`];
+		const lines = [`${plural(images.length, params.operation === 'edit' ? 'edited image' : 'image')} from ${images[0]?.json.model ?? 'the gateway'}, estimatedCostUsd ${Math.round(cost * 1000) / 1000}`];
 		for (const item of images) {
 			const files = saveBinaries(item, name, out, (bytes) => {
 				const size = imageSize(bytes);

@@ -7,7 +7,7 @@ import { modelSearch } from '../shared/panel/modelSearch';
 import { DOCS_URL } from '../shared/panel/links';
 import { operationSubtitle } from '../shared/panel/subtitle';
 import { imageGenerateProperties } from './description';
-import { generateImages } from './generate';
+import { executeImage } from './router';
 
 export class GatewayImageGenerate implements INodeType {
 	description: INodeTypeDescription = {
@@ -16,8 +16,8 @@ export class GatewayImageGenerate implements INodeType {
 		icon: { light: 'file:image.svg', dark: 'file:image.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: operationSubtitle('"Generate"', 'model'),
-		description: 'Generate images with your model gateway and get them as files, one item per image',
+		subtitle: operationSubtitle('{generate: "Generate", edit: "Edit"}[$rawParameter["operation"] ?? "generate"]', 'model'),
+		description: 'Generate or edit images with your model gateway and get them as files, one item per image',
 		documentationUrl: DOCS_URL.gatewayImageGenerate,
 		defaults: { name: 'Gateway Image Generate' },
 		usableAsTool: true,
@@ -30,6 +30,6 @@ export class GatewayImageGenerate implements INodeType {
 	methods = { listSearch: modelSearch, credentialTest };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await withMaskedExits(this, async (ctx) => await generateImages.call(ctx));
+		return await withMaskedExits(this, async (ctx) => await executeImage(ctx));
 	}
 }

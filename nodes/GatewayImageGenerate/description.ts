@@ -10,6 +10,14 @@ import { alphabetical } from '../shared/panel/optionOrder';
 
 export const DEFAULT_IMAGE_MODEL = 'img-image-2';
 export const MAX_IMAGES_PER_REQUEST = 10;
+/** Images one edit takes (OpenAI's images/edits for its GPT image models). */
+export const MAX_EDIT_IMAGES = 16;
+
+export type ImageOperation = 'generate' | 'edit';
+export const IMAGES_FIELD = 'Images From Binary Fields';
+export const MASK_FIELD = 'Mask From Binary Field';
+
+const editOnly = { show: { operation: ['edit'] } };
 
 /** Node parameter -> request body field (the options are left out when they are not set). */
 export const IMAGE_BODY_FIELDS = {
@@ -29,7 +37,40 @@ export const IMAGE_BACKGROUNDS = ['auto', 'transparent', 'opaque'] as const;
 export const IMAGE_OUTPUT_FORMATS = ['png', 'jpeg', 'webp'] as const;
 
 export const imageGenerateProperties: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		// A workflow saved before Edit existed has no operation: it keeps generating.
+		default: 'generate',
+		options: [
+			{
+				name: 'Generate',
+				value: 'generate',
+				action: 'Generate images from a prompt',
+				description: 'Create new images from a text prompt',
+			},
+			{
+				name: 'Edit',
+				value: 'edit',
+				action: 'Edit images with a prompt',
+				description: "Change or combine the input item's images as the prompt says, optionally within a mask",
+			},
+		],
+	},
 	modelField(DEFAULT_IMAGE_MODEL, 'searchImageModels'),
+	{
+		displayName: IMAGES_FIELD,
+		name: 'images',
+		type: 'string',
+		default: 'data',
+		required: true,
+		placeholder: 'data, photo2',
+		displayOptions: editOnly,
+		description: `The input item's binary fields holding the images to edit, comma-separated (1 to ${MAX_EDIT_IMAGES}): PNG, JPEG or WebP`,
+		hint: 'The names shown in the Binary tab of the input panel. Several images are combined as the prompt says.',
+	},
 	{
 		displayName: 'Prompt',
 		name: 'prompt',
@@ -38,8 +79,8 @@ export const imageGenerateProperties: INodeProperties[] = [
 		default: '',
 		typeOptions: { rows: 4 },
 		placeholder: 'A watercolour fox in a misty birch forest at dawn, soft light, poster style',
-		description: 'Description of the image to generate',
-		hint: 'Describe the subject, composition, light, material, style and purpose',
+		description: 'Description of the image to generate, or of the change to make (Edit)',
+		hint: 'Describe the subject, composition, light, material, style and purpose; for an edit, what to change and what to keep',
 	},
 	{
 		displayName: 'Number of Images',
@@ -105,6 +146,15 @@ export const imageGenerateProperties: INodeProperties[] = [
 				],
 				default: 'png',
 				description: 'File format of the images (`output_format`). The file name and MIME type always follow the bytes received.',
+			},
+			{
+				displayName: MASK_FIELD,
+				name: 'maskBinaryProperty',
+				type: 'string',
+				default: '',
+				placeholder: 'mask',
+				displayOptions: { show: { '/operation': ['edit'] } },
+				description: "The input item's binary field holding a mask: a PNG with transparency, the size of the first image, whose fully transparent areas mark where to edit",
 			},
 			binaryPropertyOption('image'),
 			{

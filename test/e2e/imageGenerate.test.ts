@@ -1,6 +1,7 @@
 /**
- * Gateway Image Generate in a real n8n (test/e2e/workflows/image-*.json and the example
- * examples/image-daily-post.json): the binary output must be a decodable image of the right type,
+ * Gateway Image Generate in a real n8n (test/e2e/workflows/image-*.json and the examples
+ * examples/image-daily-post.json and image-edit-product-photo.json): the binary output must be a
+ * decodable image of the right type (an edit's too, its files sent as the gateway read them),
  * the key must never reach the file host, and failures must read as plain words.
  */
 import * as fs from 'fs';
@@ -184,5 +185,65 @@ describeWorkflow('mgwExImage0001', 'example: daily image post', () => {
 		});
 		expectPngItem(post);
 		expect(nodeRun(results(), id, 'Gateway Image Generate').items).toHaveLength(1);
+	});
+});
+
+/** The edit requests that asked for this prompt (each workflow uses its own). */
+const editRequestsFor = (prompt: string) => gatewayRequests((request) => request.server === 'api' && request.path === '/v1/images/edits' && request.form?.fields.prompt === prompt);
+
+describeWorkflow('mgwImage0007', 'edits: one image, an image with a mask, a missing field', () => {
+	const id = 'mgwImage0007';
+
+	it('edits one image into two PNG files, sent as the part `image` with its name and type', () => {
+		expect(workflowResult(results(), id).status).toBe('success');
+		const items = nodeItems(results(), id, 'Edit One Image');
+		expect(items.map((item) => [item.pairedItem, item.json.index, item.json.estimatedCostUsd])).toEqual([
+			[{ item: 0 }, 0, 0.04],
+			[{ item: 0 }, 1, 0.04],
+		]);
+		for (const item of items) expectPngItem(item);
+		const [request] = editRequestsFor('the same mug, glazed bright red');
+		expect(String(request.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
+		expect(request.headers.authorization).toBe(`Bearer ${loadE2eRun().credentials.good.apiKey}`);
+		expect(request.form?.fields).toMatchObject({ model: 'img-image-2', n: 2, response_format: 'b64_json' });
+		expect(request.form?.files).toEqual([expect.objectContaining({ name: 'image', fileName: 'image-0.png', contentType: 'image/png' })]);
+		// The very file the Base Image node made.
+		const [base] = nodeItems(results(), id, 'Base Image');
+		expect(request.form?.files[0].size).toBe(binaryBuffer(base).length);
+	});
+
+	it('sends a mask as the part `mask` and downloads the edited image from its link', () => {
+		const [item] = nodeItems(results(), id, 'Edit With Mask');
+		expectPngItem(item);
+		expect(item.json.url).toMatch(/\/files\/images\/img_\w+\.png$/);
+		const [request] = editRequestsFor('a thin gold rim on the mug, nothing else changed');
+		expect(request.form?.files.map((file) => [file.name, file.contentType])).toEqual([
+			['image', 'image/png'],
+			['mask', 'image/png'],
+		]);
+		expect(request.form?.fields).toMatchObject({ size: '1024x1024' });
+	});
+
+	it('refuses a missing binary field before any request, naming the field and the item', () => {
+		const [item] = nodeItems(results(), id, 'Edit Missing Field');
+		expect(item.json.error).toBe('"Images From Binary Fields" names the binary field "photo", which this item does not have (it has: data) (item 0)');
+		expect(editRequestsFor('never sent: the item has no field photo')).toHaveLength(0);
+	});
+});
+
+describeWorkflow('mgwExImageEdit01', 'example: edit a product photo', () => {
+	const id = 'mgwExImageEdit01';
+
+	it('runs from the manual trigger and hands on two edited PNG files', () => {
+		expect(workflowResult(results(), id).status).toBe('success');
+		const items = nodeItems(results(), id, 'New Background');
+		expect(items).toHaveLength(2);
+		for (const item of items) {
+			expectPngItem(item);
+			expect(item.json).toMatchObject({ model: 'img-image-2', estimatedCostUsd: 0.04 });
+		}
+		const edits = gatewayRequests((request) => request.path === '/v1/images/edits' && String(request.form?.fields.prompt).startsWith('Keep the teapot exactly as it is'));
+		expect(edits).toHaveLength(1);
+		expect(edits[0].form?.fields).toMatchObject({ size: '1024x1024', quality: 'high', n: 2 });
 	});
 });

@@ -242,6 +242,19 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Account, a gateway with no balance route whose 404 quotes the path: the error names both paths, not a quota refusal (seed 2801)',
 		scenario: scenario('account', { balance: { route: 'none', rate: false, display: 'USD', granted: 0, usedShare: 0, unlimited: false, expiresAt: -1, amountForm: 'number' } }),
 	},
+	// Seed 31001 (300 runs, imageEdit, 2026-11-28): an error of the last shape (a sentence with the
+	// setting header's value, "is not supported by openai") after a message padded with 39 words and
+	// the whole key; the error shows a gateway's words up to 300 characters, and the cut fell inside
+	// the sentence ("is not supported by ope…"). A test-plan error, on Generate too: settingText now
+	// takes a sentence cut at the quote's end (past its witness) as shortened, not changed.
+	{
+		name: 'Gateway Image Edit: a long error message quoting the key and a setting sentence: the sentence reaches the exits unchanged (seed 31001)',
+		scenario: {"node":"imageEdit","secrets":{"key":"sk-jBFRTSc1o3M6Lx40JJTb","headerName":"x-api-token","headerValue":"AAAAA"},"deadlineSeconds":1,"items":1,"continueOnFail":false,"taskIdInput":"sk-AAAAAAAAAA","resume":false,"imageFormat":"url","plan":{"answers":[{"kind":"error","status":400,"shape":17,"retryAfter":"Sat, 28 Nov 2026 07:01:46 GMT","resetAt":0,"headDelayMs":0,"dripChunk":1,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"ip2","contentType":null,"leak":{"slot":0,"form":"whole","cut":1,"encoding":0,"pad":39}}],"early":[],"text":"The","toolCall":false,"toolArgs":"object","toolIndex":"given","video":{"submitIds":["task_1"],"pendingPolls":0,"terminal":"SUCCESS","foreignId":false,"resultOnSibling":false,"relativeResult":false,"reasonInResultUrl":false,"firstPending":"QUEUED"}},"store":{"frame":false,"stall":"none","large":false,"slowMs":0},"edit":{"images":1,"mask":false}} as Scenario,
+	},
+	{
+		name: 'Gateway Image Generate: the same answer to a generation (seed 31001, node changed)',
+		scenario: {"node":"image","secrets":{"key":"sk-jBFRTSc1o3M6Lx40JJTb","headerName":"x-api-token","headerValue":"AAAAA"},"deadlineSeconds":1,"items":1,"continueOnFail":false,"taskIdInput":"sk-AAAAAAAAAA","resume":false,"imageFormat":"url","plan":{"answers":[{"kind":"error","status":400,"shape":17,"retryAfter":"Sat, 28 Nov 2026 07:01:46 GMT","resetAt":0,"headDelayMs":0,"dripChunk":1,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"ip2","contentType":null,"leak":{"slot":0,"form":"whole","cut":1,"encoding":0,"pad":39}}],"early":[],"text":"The","toolCall":false,"toolArgs":"object","toolIndex":"given","video":{"submitIds":["task_1"],"pendingPolls":0,"terminal":"SUCCESS","foreignId":false,"resultOnSibling":false,"relativeResult":false,"reasonInResultUrl":false,"firstPending":"QUEUED"}}} as Scenario,
+	},
 ];
 
 const gateway = useFuzzGateway();

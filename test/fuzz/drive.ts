@@ -70,9 +70,9 @@ const LARGE_FRAME = pngHeader(8, 8, 8 * 1024 * 1024);
 const binaryOf = (frame: Buffer): IBinaryData => ({ id: 'filesystem-v2:frame.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'frame.png', fileSize: `${frame.length} B` });
 const frameOf = (scenario: Scenario): Buffer => (storeOf(scenario).large ? LARGE_FRAME : FRAME);
 
-/** The binary store as the scenario draws it: the frame in 64 KB reads, or a read that stalls (on its open, or before its first bytes). */
+/** The binary store as the scenario draws it: the frame in 64 KB reads (each late by `slowMs`), or a read that stalls (on its open, or before its first bytes). */
 function storeHelpers(scenario: Scenario): Record<string, unknown> {
-	const stall = storeOf(scenario).stall;
+	const { stall, slowMs } = storeOf(scenario);
 	const frame = frameOf(scenario);
 	return {
 		assertBinaryData: () => binaryOf(frame),
@@ -83,12 +83,18 @@ function storeHelpers(scenario: Scenario): Record<string, unknown> {
 			// Each read completes on a later turn of the event loop, as a file's or an S3 GET's does.
 			return Readable.from((async function* () {
 				for (let at = 0; at < frame.length; at += 64 * 1024) {
-					await new Promise((resolve) => setImmediate(resolve));
+					await new Promise((resolve) => (slowMs > 0 ? setTimeout(resolve, slowMs) : setImmediate(resolve)));
 					yield frame.subarray(at, at + 64 * 1024);
 				}
 			})());
 		},
 	};
+}
+
+/** The item's stored files: the frame, and for an edit of two images the same file in a second field. */
+function storedFiles(scenario: Scenario): Record<string, IBinaryData> {
+	const frame = binaryOf(frameOf(scenario));
+	return scenario.node === 'imageEdit' && scenario.edit?.images === 2 ? { frame, frame2: frame } : { frame };
 }
 
 /** The option that sends the frame: a video's first frame, or a chat attachment. */
@@ -118,6 +124,11 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 				return { model: model('chat-sonnet-5'), options: { timeoutSeconds: scenario.deadlineSeconds } };
 			case 'image':
 				return { model: model('img-image-2'), prompt: prompt(i), n: 1, responseFormat: scenario.imageFormat, options: {} };
+			case 'imageEdit': {
+				const edit = scenario.edit ?? { images: 1, mask: false };
+				const images = edit.images === 2 ? 'frame, frame2' : 'frame';
+				return { operation: 'edit', model: model('img-image-2'), prompt: prompt(i), n: 1, responseFormat: scenario.imageFormat, images, options: edit.mask ? { maskBinaryProperty: 'frame' } : {} };
+			}
 			case 'plant':
 				return { id: 1000 + i, name: `Fern ${i}`, tag: 'shade' };
 			case 'account':
@@ -138,6 +149,7 @@ const NODES: Record<string, () => INodeType> = {
 	messages: () => new GatewayMessages(),
 	messagesStream: () => new GatewayMessages(),
 	image: () => new GatewayImageGenerate(),
+	imageEdit: () => new GatewayImageGenerate(),
 	plant: () => new GatewayPlantCreate(),
 	account: () => new GatewayAccount(),
 	videoGenerate: () => new GatewayVideoGenerate(),
@@ -203,7 +215,7 @@ export async function runScenario(gateway: FuzzGateway, scenario: Scenario): Pro
 	const { secrets } = scenario;
 	const context = createExecuteContext({
 		parameters: parametersOf(scenario),
-		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i }, ...(storeOf(scenario).frame ? { binary: { frame: binaryOf(frameOf(scenario)) } } : {}) })),
+		items: Array.from({ length: scenario.items }, (_, i) => ({ json: { i }, ...(storeOf(scenario).frame ? { binary: storedFiles(scenario) } : {}) })),
 		continueOnFail: scenario.continueOnFail,
 		abortSignal: stop.signal,
 		streaming: scenario.node === 'chatStream' || scenario.node === 'messagesStream',

@@ -503,7 +503,9 @@ export class FuzzGateway {
 		const plan = state.plan;
 		if (method === 'POST' && p === '/v1/chat/completions') return this.chat(state, logged, body, quoteOf);
 		if (method === 'POST' && p === '/v1/messages') return this.messages(state, logged, body, quoteOf);
-		if (method === 'POST' && p === '/v1/images/generations') {
+		// An edit's text fields are multipart parts: read as the JSON fields of a generation.
+		if (method === 'POST' && p === '/v1/images/edits') body = formFields(logged.body);
+		if (method === 'POST' && (p === '/v1/images/generations' || p === '/v1/images/edits')) {
 			const q = quoteOf(['revised_prompt', 'url']);
 			const n = typeof body.n === 'number' && body.n >= 1 && body.n <= 4 ? body.n : 1;
 			const data = Array.from({ length: n }, (_, i) =>
@@ -690,6 +692,13 @@ function head(reply: Reply): string {
 const DRIP_BUDGET_MS = 400;
 /** A body this large is a streamed file: it may be answered before it is read whole (`plan.early`). */
 const EARLY_AT = 256 * 1024;
+
+/** The text parts of a multipart body (`name="n"` then its value; a number where it is one), enough to answer it. */
+function formFields(body: string): Record<string, unknown> {
+	const fields: Record<string, unknown> = {};
+	for (const match of body.matchAll(/Content-Disposition: form-data; name="([^"]+)"\r\n\r\n([^\r]*)\r\n/g)) fields[match[1]] = /^\d+$/.test(match[2]) ? Number(match[2]) : match[2];
+	return fields;
+}
 
 const wait = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 

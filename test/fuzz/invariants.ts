@@ -198,7 +198,7 @@ function checkTaskOfRecord(scenario: Scenario, state: RunState): Violation[] {
 	return violations;
 }
 
-const PAID = ['/v1/images/generations', '/v1/video/generations', '/plants'];
+const PAID = ['/v1/images/generations', '/v1/images/edits', '/v1/video/generations', '/plants'];
 
 /**
  * An attempt whose answer says the gateway did not act on it: a 429, a redirect, or an error status
@@ -235,7 +235,9 @@ function checkSettingText(outcome: Outcome, state: RunState): Violation[] {
 		const witness = sentence.replace(/openai.*$/, '');
 		const tail = sentence.replace(/^.*openai/, '');
 		const shownWitness = witness.trim() !== '' ? all.includes(witness) : all.includes(tail);
-		if (shownWitness && !all.includes(sentence)) {
+		// A gateway's words longer than an error shows are cut, with "…": a sentence cut there (past its witness) is shortened, not changed.
+		const cutAtQuoteEnd = witness.trim() !== '' && Array.from({ length: sentence.length - witness.length }, (_, i) => `${sentence.slice(0, witness.length + i)}…`).some((cut) => all.includes(cut));
+		if (shownWitness && !all.includes(sentence) && !cutAtQuoteEnd) {
 			const at = all.indexOf(witness.trim() !== '' ? witness : tail);
 			violations.push({ invariant: 'settingText', detail: `${JSON.stringify(sentence)} was changed: ${JSON.stringify(all.slice(Math.max(0, at - 20), at + 60))}` });
 		}

@@ -15,6 +15,7 @@ export const NODE_KINDS = [
 	'modelGenerate',
 	'modelStream',
 	'image',
+	'imageEdit',
 	'videoGenerate',
 	'videoSubmit',
 	'videoStatus',
@@ -25,7 +26,7 @@ export const NODE_KINDS = [
 export type NodeKind = (typeof NODE_KINDS)[number];
 
 /** Nodes whose only limit is the transport's default (minutes): their waits are drawn short. */
-export const LONG_LIMIT_KINDS: NodeKind[] = ['image', 'videoSubmit', 'videoStatus', 'videoDownload', 'plant', 'account'];
+export const LONG_LIMIT_KINDS: NodeKind[] = ['image', 'imageEdit', 'videoSubmit', 'videoStatus', 'videoDownload', 'plant', 'account'];
 
 export interface Scenario {
 	node: NodeKind;
@@ -43,19 +44,30 @@ export interface Scenario {
 	 * A file n8n keeps outside the item (a video's first frame, a chat attachment), streamed into the
 	 * request; the binary store may stall on its open or its first bytes (where the item's limit is short).
 	 */
-	store?: { frame: boolean; stall: 'none' | 'open' | 'firstBytes'; large?: boolean };
+	store?: { frame: boolean; stall: 'none' | 'open' | 'firstBytes'; large?: boolean; slowMs?: number };
+	/** An image edit (since issue 28): the stored file as one image or as two (two fields), with it as the mask too or not. */
+	edit?: { images: 1 | 2; mask: boolean };
 }
 
-/** Nodes that send a file from the item: a first frame, an attachment. */
-export const FRAME_KINDS: NodeKind[] = ['videoSubmit', 'videoGenerate', 'chat', 'chatStream', 'messages', 'messagesStream'];
+/** Nodes that send a file from the item: a first frame, an attachment, the images of an edit. */
+export const FRAME_KINDS: NodeKind[] = ['videoSubmit', 'videoGenerate', 'chat', 'chatStream', 'messages', 'messagesStream', 'imageEdit'];
+/** Nodes whose item limit is long (Submit's 120 s, an edit's 300 s): a store that stalls would hold the run for it. */
+const NO_STALL_KINDS: NodeKind[] = ['videoSubmit', 'imageEdit'];
 
 /**
  * The run's file as its node has it (the node is set last, per test): only nodes that send files
- * have one, and a stall only where the item's own limit is short (Submit's is 120 s).
+ * have one (an edit always: it edits it), a stall only where the item's own limit is short; a slow
+ * store (each read of the 1 MB file late by `slowMs`) only for the edit, whose limit it fits.
  */
-export function storeOf(scenario: Scenario): { frame: boolean; stall: 'none' | 'open' | 'firstBytes'; large: boolean } {
-	const frame = FRAME_KINDS.includes(scenario.node) && scenario.store?.frame === true;
-	return { frame, stall: frame && scenario.node !== 'videoSubmit' ? (scenario.store?.stall ?? 'none') : 'none', large: frame && scenario.store?.large === true };
+export function storeOf(scenario: Scenario): { frame: boolean; stall: 'none' | 'open' | 'firstBytes'; large: boolean; slowMs: number } {
+	const frame = scenario.node === 'imageEdit' || (FRAME_KINDS.includes(scenario.node) && scenario.store?.frame === true);
+	const large = frame && scenario.store?.large === true;
+	return {
+		frame,
+		stall: frame && !NO_STALL_KINDS.includes(scenario.node) ? (scenario.store?.stall ?? 'none') : 'none',
+		large,
+		slowMs: scenario.node === 'imageEdit' && !large ? (scenario.store?.slowMs ?? 0) : 0,
+	};
 }
 
 const SECRET_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789', '/', '+', '=', '_', '-'];
@@ -194,7 +206,13 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
 		resume: fc.boolean(),
 		imageFormat: fc.constantFrom('url', 'b64_json'),
 		plan: planArb,
-		store: fc.record({ frame: fc.boolean(), stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'), large: fc.constantFrom(false, false, false, true) }),
+		store: fc.record({
+			frame: fc.boolean(),
+			stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'),
+			large: fc.constantFrom(false, false, false, true),
+			slowMs: fc.constantFrom(0, 0, 3, 20),
+		}),
+		edit: fc.record({ images: fc.constantFrom<1 | 2>(1, 2), mask: fc.boolean() }),
 	})
 	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
 

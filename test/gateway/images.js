@@ -1,14 +1,17 @@
 'use strict';
-// Synchronous image generation. `url` answers link to the file host (another origin);
-// `b64_json` answers carry the bytes inline. All images are real, decodable files.
+// Synchronous image generation and edits. `url` answers link to the file host (another origin);
+// `b64_json` answers carry the bytes inline. All images are real, decodable files. An edit is a
+// multipart/form-data request (multipart.js reads it for real), answered as a generation is.
+const crypto = require('node:crypto');
 const { sendJson } = require('./http');
-const { invalidRequest } = require('./errors');
+const { invalidRequest, relayError } = require('./errors');
+const { parseMultipart, MultipartError } = require('./multipart');
 const { requireModel } = require('./models');
 const { has, rateLimitOnce } = require('./magic');
 const { IMAGE_FORMATS, imageBytes } = require('./media');
 const { countTokens } = require('./reply');
 const { randomHex, unixNow } = require('./util');
-const { charge, imageQuota } = require('./newapi');
+const { charge, imageQuota, isNewApi } = require('./newapi');
 
 const MAX_N = 10;
 const OUTPUT_TOKENS_PER_IMAGE = 1056;
@@ -74,7 +77,11 @@ function imageOptionsOf(ctx, body, outputFormat) {
 }
 
 async function generate(ctx) {
-	const body = ctx.json();
+	answerImages(ctx, ctx.json());
+}
+
+/** Answers an image request (a generation's JSON body, or an edit's text fields) with its images. */
+function answerImages(ctx, body) {
 	const { n, responseFormat, outputFormat, options } = validate(ctx, body);
 	if (rateLimitOnce(ctx, body.prompt)) return;
 	charge(ctx, imageQuota(ctx, n));
@@ -104,4 +111,79 @@ async function generate(ctx) {
 	});
 }
 
-module.exports = { generate };
+// ---------- edits ----------
+
+/** What OpenAI's edit endpoint takes: up to 16 images (PNG, JPEG, WebP), a PNG mask. */
+const MAX_EDIT_IMAGES = 16;
+const EDIT_TYPES = { 'image/png': ['png'], 'image/jpeg': ['jpg', 'jpeg'], 'image/webp': ['webp'] };
+
+/** The type of an image from its first bytes, or undefined. */
+function sniffImage(bytes) {
+	if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a) return 'image/png';
+	if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
+	if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+	return undefined;
+}
+
+/** The text fields an edit takes, as the JSON body of a generation would hold them. */
+const EDIT_FIELDS = ['model', 'prompt', 'n', 'response_format', 'size', 'quality', 'background', 'output_format'];
+
+/**
+ * Reads the form. new-api answers a form it cannot read from its relay with HTTP 500 and code
+ * `invalid_request` ("failed to parse image edit form request: …", controller/relay.go: NewError
+ * keeps its default status); OpenAI answers 400.
+ */
+function readEditForm(ctx) {
+	try {
+		return parseMultipart(ctx.req.headers['content-type'], ctx.rawBytes);
+	} catch (error) {
+		if (!(error instanceof MultipartError)) throw error;
+		if (isNewApi(ctx.gw)) throw relayError(ctx, 500, `failed to parse image edit form request: ${error.message}`, { code: 'invalid_request', layer: 'relay', withRequestId: false });
+		throw invalidRequest(ctx, `Invalid multipart/form-data body: ${error.message}`, { code: 'invalid_multipart' });
+	}
+}
+
+/** Each file checked as the endpoint checks it: an image whose bytes, declared type and file name agree. */
+function checkEditFile(ctx, file, param, allowed) {
+	const sniffed = sniffImage(file.bytes);
+	if (!sniffed || !allowed.includes(sniffed)) {
+		throw invalidRequest(ctx, `Invalid file '${param}': the bytes are no ${allowed.map((type) => type.slice(6).toUpperCase()).join(', ')} image (${file.bytes.length} bytes).`, { param, code: 'invalid_image_file' });
+	}
+	if (file.contentType !== sniffed) {
+		throw invalidRequest(ctx, `Invalid file '${param}': its Content-Type ${file.contentType} is not its bytes' type ${sniffed}.`, { param, code: 'invalid_image_format' });
+	}
+	// new-api forwards each file with the type its file name's extension says (detectImageMimeType).
+	const extension = /\.([A-Za-z0-9]+)$/.exec(file.fileName)?.[1]?.toLowerCase();
+	if (!EDIT_TYPES[sniffed].includes(extension)) {
+		throw invalidRequest(ctx, `Invalid file '${param}': the file name ${JSON.stringify(file.fileName)} does not end in .${EDIT_TYPES[sniffed][0]}.`, { param, code: 'invalid_image_format' });
+	}
+	return { name: param, fileName: file.fileName, contentType: file.contentType, size: file.bytes.length, sha256: crypto.createHash('sha256').update(file.bytes).digest('hex') };
+}
+
+/**
+ * POST /v1/images/edits: the images as `image` (one) or `image[]` (several; new-api reads either and
+ * forwards several as `image[]`), an optional PNG `mask`, and the text fields of a generation.
+ */
+async function edit(ctx) {
+	const form = readEditForm(ctx);
+	const images = [...(form.files.image ?? []), ...(form.files['image[]'] ?? [])];
+	if (images.length === 0) throw invalidRequest(ctx, 'image is required', { param: 'image', code: 'missing_required_parameter' });
+	if (images.length > MAX_EDIT_IMAGES) throw invalidRequest(ctx, `Too many images: ${images.length}; at most ${MAX_EDIT_IMAGES}.`, { param: 'image', code: 'invalid_value' });
+	const name = form.files.image ? 'image' : 'image[]';
+	const files = images.map((file) => checkEditFile(ctx, file, name, Object.keys(EDIT_TYPES)));
+	const masks = form.files.mask ?? [];
+	if (masks.length > 1) throw invalidRequest(ctx, 'Only one mask may be given.', { param: 'mask', code: 'invalid_value' });
+	for (const mask of masks) files.push(checkEditFile(ctx, mask, 'mask', ['image/png']));
+	// Every text part is logged; those of a generation are read as its JSON fields.
+	const fields = Object.fromEntries(Object.entries(form.fields).map(([name, values]) => [name, values[0]]));
+	const body = {};
+	for (const field of EDIT_FIELDS) if (fields[field]) body[field] = fields[field];
+	if (body.n !== undefined) {
+		if (!/^\d{1,3}$/.test(body.n)) throw invalidRequest(ctx, `n must be an integer, got ${JSON.stringify(body.n)}`, { param: 'n', code: 'invalid_value' });
+		body.n = Number(body.n);
+	}
+	ctx.entry.form = { fields: { ...fields, ...body }, files };
+	answerImages(ctx, body);
+}
+
+module.exports = { generate, edit };

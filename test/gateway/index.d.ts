@@ -48,6 +48,13 @@ export interface LoggedRequest {
 	/** The exact body as text. */
 	rawBody: string;
 	time: number;
+	/** An image edit: the form as the gateway read it (its text fields, and each file by its part, name, type, size and SHA-256). */
+	form?: EditForm;
+}
+
+export interface EditForm {
+	fields: Record<string, string | number>;
+	files: Array<{ name: string; fileName: string; contentType: string; size: number; sha256: string }>;
 }
 
 export type Fault =

@@ -23,6 +23,7 @@ const ROUTES = [
 	['GET', /^\/v1\/models$/, models.list],
 	['GET', /^\/v1\/models\/([^/]+)$/, models.retrieve],
 	['POST', /^\/v1\/images\/generations$/, images.generate],
+	['POST', /^\/v1\/images\/edits$/, images.edit],
 	['POST', /^\/v1\/video\/generations$/, video.submit],
 	['GET', /^\/v1\/video\/generations\/([^/]+)$/, video.status],
 	['GET', /^\/v1\/videos\/([^/]+)\/content$/, video.content],
@@ -94,10 +95,11 @@ function resetState(gw) {
 	gw.options = { ...gw.initialOptions };
 }
 
+/** Logs the request; its entry is `ctx.entry` (an edit adds the form it read, `form`). */
 function record(ctx) {
 	const { gw } = ctx;
 	if (gw.requests.length >= MAX_LOGGED_REQUESTS) gw.requests.splice(0, MAX_LOGGED_REQUESTS / 10);
-	gw.requests.push({
+	ctx.entry = {
 		server: ctx.server,
 		method: ctx.method,
 		path: ctx.path,
@@ -105,7 +107,8 @@ function record(ctx) {
 		headers: { ...ctx.req.headers },
 		rawBody: ctx.rawBody,
 		time: Date.now(),
-	});
+	};
+	gw.requests.push(ctx.entry);
 }
 
 /** new-api's channel choice reads the model from the body first: a body it cannot read is its 400. */
@@ -202,6 +205,7 @@ async function handleRequest(gw, server, req, res) {
 		query: Object.fromEntries(url.searchParams),
 		params: [],
 		rawBody: '',
+		rawBytes: Buffer.alloc(0),
 		requestId: newRequestId(),
 		flavour: flavourFor(url.pathname),
 		control: server === 'api' && url.pathname.startsWith('/__control/'),
@@ -211,6 +215,7 @@ async function handleRequest(gw, server, req, res) {
 	try {
 		const body = await readBody(req);
 		ctx.rawBody = body ? body.toString('utf8') : '';
+		ctx.rawBytes = body ?? Buffer.alloc(0);
 		if (ctx.control) return await handleControl(ctx); // harness traffic: not logged, delayed or faulted
 		record(ctx);
 		if (body === null) throw new GatewayError(413, { error: { message: 'request body too large', type: 'invalid_request_error' } });

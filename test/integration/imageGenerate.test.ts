@@ -11,7 +11,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { PNG } from 'pngjs';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
-import { requestImages } from '../../nodes/GatewayImageGenerate/generate';
+import { requestImages } from '../../nodes/GatewayImageGenerate/deliver';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { useGateway } from '../gateway/testing';

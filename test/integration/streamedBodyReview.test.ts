@@ -1,6 +1,6 @@
 /**
  * Hostile review of the streamed request bodies (commits 79058c8 etc.): what a gateway that does
- * not simply read the whole body and answer does to a StreamedJsonBody, through the real
+ * not simply read the whole body and answer does to a StreamedBody, through the real
  * transport and n8n's own request function (axios), over loopback HTTP.
  *
  * A streamed body carries an exact Content-Length: a body cut before its last byte was certainly
@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { Base64Text } from '../../nodes/shared/wire/jsonBody';
-import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/jsonBody';
+import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/streamedBody';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';

@@ -342,8 +342,12 @@ describe('the node', () => {
 		expect(description.usableAsTool).toBe(true);
 		expect(description.credentials).toEqual([{ name: 'gatewayApi', required: true, testedBy: 'gatewayApiTest' }]);
 		const names = description.properties.map((property) => property.name);
-		expect(names).toEqual(['model', 'prompt', 'n', 'responseFormat', 'options']);
+		expect(names).toEqual(['operation', 'model', 'images', 'prompt', 'n', 'responseFormat', 'options']);
 		const byName = Object.fromEntries(description.properties.map((property) => [property.name, property]));
+		// A workflow saved before Edit existed has no operation: it keeps generating.
+		expect(byName.operation.default).toBe('generate');
+		expect((byName.operation.options ?? []).map((option) => (option as { value: string }).value)).toEqual(['generate', 'edit']);
+		expect(byName.images).toMatchObject({ default: 'data', displayOptions: { show: { operation: ['edit'] } } });
 		expect(byName.model.default).toEqual({ mode: 'list', value: 'img-image-2' });
 		expect(byName.n.default).toBe(1);
 		expect(byName.responseFormat.default).toBe('url');
@@ -355,6 +359,7 @@ describe('the node', () => {
 			concurrency: 10,
 			downloadImage: true,
 			extraBody: '{}',
+			maskBinaryProperty: '',
 			outputFormat: 'png',
 			quality: 'auto',
 			size: '1024x1024',

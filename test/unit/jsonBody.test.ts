@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 
-import { Base64Text, encodeJsonBody, StreamedJsonBody } from '../../nodes/shared/wire/jsonBody';
-import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/jsonBody';
+import { Base64Text, encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
+import { StreamedBody } from '../../nodes/shared/wire/streamedBody';
+import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/streamedBody';
 
 describe('request bodies with files (encodeJsonBody)', () => {
 	const bytesOf = (size: number, seed: number) => Buffer.from(Array.from({ length: size }, (_, i) => (i * 31 + seed) % 256));
@@ -49,7 +50,7 @@ describe('request bodies with files (encodeJsonBody)', () => {
 				slow: (within, progress) => new Error(`the file was slow within ${within}: ${progress}`),
 			};
 		};
-		const send = async (body: StreamedJsonBody) => {
+		const send = async (body: StreamedBody) => {
 			const parts: Buffer[] = [];
 			for await (const part of (await body.open()).body as Readable) parts.push(part as Buffer);
 			return Buffer.concat(parts);
@@ -62,10 +63,10 @@ describe('request bodies with files (encodeJsonBody)', () => {
 					const b = bytesOf(size + 2, 2);
 					const expected = JSON.stringify({ t: 'ü', a: new Base64Text(a, 'data:image/png;base64,'), b: new Base64Text(b), z: 1 });
 					const body = encodeJsonBody({ t: 'ü', a: new Base64Text(sourceOf(a, chunk), 'data:image/png;base64,'), b: new Base64Text(b), z: 1 });
-					expect(body).toBeInstanceOf(StreamedJsonBody);
-					const sent = await send(body as StreamedJsonBody);
+					expect(body).toBeInstanceOf(StreamedBody);
+					const sent = await send(body as StreamedBody);
 					expect(sent.toString()).toBe(expected);
-					expect((body as StreamedJsonBody).size).toBe(sent.length);
+					expect((body as StreamedBody).size).toBe(sent.length);
 				}
 			}
 		});
@@ -76,7 +77,7 @@ describe('request bodies with files (encodeJsonBody)', () => {
 				[100, 101, 'holds 100 bytes, not the 101 bytes n8n recorded for it'],
 			] as const) {
 				const source = sourceOf(bytesOf(size, 3), 7, recorded);
-				const body = encodeJsonBody({ file: new Base64Text(source) }) as StreamedJsonBody;
+				const body = encodeJsonBody({ file: new Base64Text(source) }) as StreamedBody;
 				await expect(send(body)).rejects.toThrow(`the file ${problem}`);
 				expect(source.opened.every((stream) => stream.destroyed)).toBe(true);
 			}
@@ -84,7 +85,7 @@ describe('request bodies with files (encodeJsonBody)', () => {
 
 		it('opens the file afresh each time, and closes it when the body is closed unread', async () => {
 			const source = sourceOf(bytesOf(1000, 4), 10);
-			const body = encodeJsonBody({ file: new Base64Text(source) }) as StreamedJsonBody;
+			const body = encodeJsonBody({ file: new Base64Text(source) }) as StreamedBody;
 			expect((await send(body)).toString()).toBe(JSON.stringify({ file: bytesOf(1000, 4).toString('base64') }));
 			const opened = await body.open();
 			expect(source.opened).toHaveLength(2);

@@ -1,7 +1,8 @@
 import { PassThrough } from 'stream';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { attachmentParts, loadAttachments } from '../../nodes/shared/files/attachments';
-import { encodeJsonBody, StreamedJsonBody } from '../../nodes/shared/wire/jsonBody';
+import { encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
+import { StreamedBody } from '../../nodes/shared/wire/streamedBody';
 
 import { readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { fileWaitScope } from '../../nodes/shared/wire/fileWait';
@@ -74,7 +75,7 @@ function lyingStore(headPadding: number) {
 /** Opens a body with streamed files the way the transport does for each attempt, and reads it whole. */
 async function sendBody(body: IDataObject): Promise<Buffer> {
 	const encoded = encodeJsonBody(body);
-	if (!(encoded instanceof StreamedJsonBody)) throw new Error('not a streamed body');
+	if (!(encoded instanceof StreamedBody)) throw new Error('not a streamed body');
 	const opened = await encoded.open();
 	if (Buffer.isBuffer(opened.body)) return opened.body;
 	const parts: Buffer[] = [];

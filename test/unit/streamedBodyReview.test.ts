@@ -1,11 +1,12 @@
 /**
- * Hostile review of StreamedJsonBody (commit 79058c8): several files in one body, a file opened
+ * Hostile review of StreamedBody (commit 79058c8): several files in one body, a file opened
  * after the body was closed, and the marker-clash fallback with a streamed file.
  */
 import { Readable } from 'node:stream';
 
-import { Base64Text, encodeJsonBody, StreamedJsonBody } from '../../nodes/shared/wire/jsonBody';
-import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/jsonBody';
+import { Base64Text, encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
+import { StreamedBody } from '../../nodes/shared/wire/streamedBody';
+import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/streamedBody';
 
 const bytesOf = (size: number, seed: number) => Buffer.from(Array.from({ length: size }, (_, i) => (i * 31 + seed) % 256));
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,7 +45,7 @@ const read = async (body: NodeReadable | Buffer) => {
 	return Buffer.concat(parts);
 };
 
-describe('review: StreamedJsonBody with several files', () => {
+describe('review: StreamedBody with several files', () => {
 	it('memory-mode and streamed files mixed in one chat body: the exact JSON, the exact length', async () => {
 		const a = bytesOf(10_000, 1);
 		const b = bytesOf(7_001, 2);
@@ -55,8 +56,8 @@ describe('review: StreamedJsonBody with several files', () => {
 		const expected = JSON.stringify(content(new Base64Text(a, 'data:image/png;base64,'), new Base64Text(b, 'data:application/pdf;base64,'), new Base64Text(c, 'data:image/gif;base64,')));
 		const body = encodeJsonBody(
 			content(new Base64Text(sourceOf(a, 'a'), 'data:image/png;base64,'), new Base64Text(b, 'data:application/pdf;base64,'), new Base64Text(sourceOf(c, 'c'), 'data:image/gif;base64,')),
-		) as StreamedJsonBody;
-		expect(body).toBeInstanceOf(StreamedJsonBody);
+		) as StreamedBody;
+		expect(body).toBeInstanceOf(StreamedBody);
 		const sent = await read((await body.open()).body);
 		expect(sent.toString()).toBe(expected);
 		expect(body.size).toBe(sent.length);
@@ -65,7 +66,7 @@ describe('review: StreamedJsonBody with several files', () => {
 	it('the second file cannot be opened: the body fails with its error (naming its field), and the first file is closed', async () => {
 		const first = sourceOf(bytesOf(3000, 1), 'first');
 		const second = sourceOf(bytesOf(3000, 2), 'second', { openFails: true });
-		const body = encodeJsonBody({ a: new Base64Text(first), b: new Base64Text(second) }) as StreamedJsonBody;
+		const body = encodeJsonBody({ a: new Base64Text(first), b: new Base64Text(second) }) as StreamedBody;
 		const opened = await body.open();
 		await expect(read(opened.body)).rejects.toThrow(/field "second" changed after it was checked: it could not be read/);
 		await wait(20);
@@ -76,7 +77,7 @@ describe('review: StreamedJsonBody with several files', () => {
 		const first = sourceOf(bytesOf(3000, 1), 'first');
 		// An S3 GET that takes 100 ms to open and whose data is slow to come.
 		const second = sourceOf(bytesOf(3000, 2), 'second', { openDelayMs: 100, firstChunkDelayMs: 5_000 });
-		const body = encodeJsonBody({ a: new Base64Text(first), b: new Base64Text(second) }) as StreamedJsonBody;
+		const body = encodeJsonBody({ a: new Base64Text(first), b: new Base64Text(second) }) as StreamedBody;
 		const opened = await body.open();
 		const stream = opened.body as Readable;
 		stream.on('error', () => undefined);

@@ -12,7 +12,7 @@ import type { JsonRequest } from './jsonReply';
 import { BINARY_ATTACHMENTS_FIELD, URL_ATTACHMENTS_FIELD, lastUserIndex } from '../files/attachments';
 import type { AttachmentPlan } from '../files/attachments';
 import { findModel } from '../panel/models';
-import { checkedExtraBody, fieldError, readInteger, readModelId } from '../items/validate';
+import { checkedExtraBody, fieldError, readInteger, readList, readModelId } from '../items/validate';
 
 /** One row of the conversation; a plain object type, so that it goes into a request body as it is. */
 export type ChatMessage = { role: string; content: string };
@@ -87,24 +87,9 @@ export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fi
 	return { parameters, options };
 }
 
-function listOf(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
-	if (value === undefined || value === null || value === '') return undefined;
-	let entries: unknown[];
-	if (Array.isArray(value)) entries = value;
-	else if (typeof value === 'string') entries = value.split(split);
-	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
-	const list: string[] = [];
-	for (const entry of entries) {
-		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${entry === null ? 'null' : `a ${typeof entry}`}`);
-		const text = entry.trim();
-		if (text !== '' && !list.includes(text)) list.push(text);
-	}
-	return list.length > 0 ? list : undefined;
-}
-
 /** `options.binaryAttachments`: binary field names, comma-separated (or a list from an expression). */
 export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
-	return listOf(ctx, itemIndex, value, BINARY_ATTACHMENTS_FIELD, /[,\n]/);
+	return readList(ctx, itemIndex, value, BINARY_ATTACHMENTS_FIELD, /[,\n]/);
 }
 
 /**
@@ -112,7 +97,7 @@ export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, v
  * where the next link begins, so links with commas in them (image CDNs use them) stay whole.
  */
 export function readImageUrls(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
-	const list = listOf(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
+	const list = readList(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
 	list?.forEach((link, position) => {
 		let url: URL | undefined;
 		try {

@@ -16,13 +16,14 @@
  */
 import { fileWaitScope } from '../wire/fileWait';
 import type { FileWaitLimit } from '../wire/fileWait';
-import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, sniffFileType, streamableId } from './binary';
+import { recordedSize, sniffFileType } from './binary';
+import { bytesToCheck, checkedFileToSend, describeBinary, inputBinary } from './inputFile';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
 import { Base64Text } from '../wire/jsonBody';
-import type { FileStreamSource } from '../wire/jsonBody';
+import type { FileStreamSource } from '../wire/streamedBody';
 import { formatSize } from '../failures/errors';
 
 export type ChatFormat = 'chat' | 'messages';
@@ -117,47 +118,16 @@ export function lastUserIndex(messages: ReadonlyArray<{ role: string }>): number
 	return messages.map((message) => message.role).lastIndexOf('user');
 }
 
-function describeBinary(binary: IBinaryData): string {
-	const parts = [binary.mimeType, binary.fileName].filter((part) => typeof part === 'string' && part !== '');
-	return parts.length ? ` (n8n lists it as ${parts.join(', ')})` : '';
-}
-
-/** The binary field of the input item, or an error that names what the item has instead. */
-function binaryOf(ctx: IExecuteFunctions, itemIndex: number, property: string): IBinaryData {
-	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
-	if (binary[property]) return binary[property];
-	const has = Object.keys(binary);
-	throw fieldError(
-		ctx,
-		itemIndex,
-		BINARY_ATTACHMENTS_FIELD,
-		`names the binary field "${property}", which this item does not have (${has.length ? `it has: ${has.join(', ')}` : 'it has no binary data at all'})`,
-		'Use the names shown in the Binary tab of the input panel, e.g. data. Run by an AI Agent as a tool, the item carries no files unless the workflow puts them there.',
-	);
-}
-
 const ACCEPTED = 'only PNG, JPEG, GIF and WebP images and PDF documents can be attached';
 
 /** Enough of a file for its type and its size in pixels: the headers that tell them sit at its start. */
 const HEAD_BYTES = 64 * 1024;
 
-/**
- * What the check before any request reads of a file: only its first bytes where n8n keeps the
- * file outside the item (filesystem, database and S3 modes) and knows its size, so checking a
- * thousand items does not read a thousand files; the whole file otherwise (default mode keeps
- * it in the item anyway). `size` is the file's, whichever was read.
- */
-async function bytesToCheck(ctx: IExecuteFunctions, itemIndex: number, property: string, binary: IBinaryData, recorded: number | undefined, limit: FileWaitLimit): Promise<{ bytes: Buffer; size: number }> {
-	const id = streamableId(ctx, binary);
-	if (id !== undefined && recorded !== undefined) return { bytes: await readBinaryHead(ctx, id, HEAD_BYTES, limit, { itemIndex, parameter: BINARY_ATTACHMENTS_FIELD, property }), size: recorded };
-	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
-	return { bytes, size: bytes.length };
-}
-
 /** Reads, types and measures one file, and checks it against the format's per-file limits. */
 async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits, limit: FileWaitLimit): Promise<FileAttachment> {
 	const field = BINARY_ATTACHMENTS_FIELD;
-	const binary = binaryOf(ctx, itemIndex, property);
+	const fileField = { itemIndex, parameter: field, property };
+	const binary = inputBinary(ctx, fileField);
 	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
 	const recorded = await recordedSize(ctx, binary);
 	// A file far above every limit is refused without reading it into memory.
@@ -165,7 +135,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
 	}
 	ctx.helpers.assertBinaryData(itemIndex, property);
-	const { bytes, size } = await bytesToCheck(ctx, itemIndex, property, binary, recorded, limit);
+	const { bytes, size } = await bytesToCheck(ctx, fileField, binary, recorded, limit, HEAD_BYTES);
 	const type = attachmentType(bytes);
 	if (!type) {
 		const sniffed = sniffFileType(bytes);
@@ -319,17 +289,8 @@ export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, body
 export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number, files: readonly FileAttachment[] | undefined): Promise<LoadedFile[]> {
 	const loaded: LoadedFile[] = [];
 	for (const file of files ?? []) {
-		const changed = (problem?: string) => fieldError(ctx, itemIndex, BINARY_ATTACHMENTS_FIELD, `field "${file.property}" changed after it was checked${problem ? `: it ${problem}` : ''}`);
-		const id = streamableId(ctx, ctx.getInputData()[itemIndex]?.binary?.[file.property]);
-		if (id !== undefined) {
-			const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === file.mimeType ? undefined : `no longer starts as ${file.mimeType}`);
-			loaded.push({ ...file, data: binaryFileSource(ctx, id, file.size, { itemIndex, parameter: BINARY_ATTACHMENTS_FIELD, property: file.property }, changed, checkHead) });
-			continue;
-		}
-		// No further than one byte past the checked size: the recorded size may lie.
-		const bytes = await readBinaryAtMost(ctx, itemIndex, file.property, file.size);
-		if (bytes.length !== file.size || attachmentType(bytes)?.mimeType !== file.mimeType) throw changed();
-		loaded.push({ ...file, data: bytes });
+		const field = { itemIndex, parameter: BINARY_ATTACHMENTS_FIELD, property: file.property };
+		loaded.push({ ...file, data: await checkedFileToSend(ctx, field, file, (bytes) => attachmentType(bytes)?.mimeType) });
 	}
 	return loaded;
 }

@@ -9,7 +9,7 @@ import { GatewayError, rootCause } from '../failures/errors';
 import { gatewayQuote, quoteStart } from '../failures/errorBody';
 import type { GatewayErrorInit } from '../failures/errors';
 import type { ByteStream, GatewayClient } from '../wire/transport';
-import type { FileStreamSource } from '../wire/jsonBody';
+import type { FileStreamSource } from '../wire/streamedBody';
 import { closeStream, FileWaitEnded, raceFileWait } from '../wire/fileWait';
 import { deadlineSignal } from '../wire/timing';
 import type { FileWaitLimit } from '../wire/fileWait';

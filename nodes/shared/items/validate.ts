@@ -108,3 +108,19 @@ export function readBinaryPropertyName(ctx: IExecuteFunctions, itemIndex: number
 	}
 	return value;
 }
+
+/** A list of texts: split from text by `split`, or a list from an expression; trimmed, without blanks or repeats; undefined when empty. */
+export function readList(ctx: IExecuteFunctions, itemIndex: number, value: unknown, field: string, split: RegExp): string[] | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	let entries: unknown[];
+	if (Array.isArray(value)) entries = value;
+	else if (typeof value === 'string') entries = value.split(split);
+	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
+	const list: string[] = [];
+	for (const entry of entries) {
+		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${entry === null ? 'null' : `a ${typeof entry}`}`);
+		const text = entry.trim();
+		if (text !== '' && !list.includes(text)) list.push(text);
+	}
+	return list.length > 0 ? list : undefined;
+}

@@ -10,8 +10,10 @@ import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 import { GatewayError } from '../failures/errors';
 import type { GatewayErrorInit, Upload } from '../failures/errors';
 import { isSameOrigin } from '../credential/url';
-import { encodeJsonBody, StreamedJsonBody, stalledFileOf } from './jsonBody';
-import type { OpenedBody } from './jsonBody';
+import { encodeJsonBody } from './jsonBody';
+import { MultipartForm } from './multipart';
+import { StreamedBody, stalledFileOf } from './streamedBody';
+import type { OpenedBody } from './streamedBody';
 import { secondsText } from './retry';
 import { CancelledError, deadlineSignal } from './timing';
 
@@ -118,15 +120,28 @@ export class AttemptSignal {
 
 type HttpRequest = (options: IHttpRequestOptions) => Promise<unknown>;
 
+/** What a call sends: an object as JSON (its files as Base64 text), a string as it is, or a multipart form. */
+export type RequestBody = IDataObject | string | MultipartForm;
+
+function encodeBody(body: RequestBody): string | Buffer | StreamedBody {
+	if (typeof body === 'string') return body;
+	return body instanceof MultipartForm ? body.encode() : encodeJsonBody(body);
+}
+
+/** The Content-Type of a body. */
+export function bodyType(body: RequestBody): string {
+	return body instanceof MultipartForm ? body.contentType : 'application/json';
+}
+
 /**
  * Sends one request (`options` without its body) and returns the answer, bound to the attempt.
  * A body of files streamed from n8n's binary store is opened afresh for this attempt, sized up front
  * (so relays get a body of known length, not chunks), and closed when the answer is done or the
  * request fails; the attempt records where it was (`upload`) and a file's own failure (`bodyFailure`).
  */
-export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, body: IDataObject | string | undefined, attempt: AttemptSignal): Promise<RawResponse> {
-	const encoded = body !== undefined && options.method !== 'GET' ? (typeof body === 'string' ? body : encodeJsonBody(body)) : undefined;
-	if (!(encoded instanceof StreamedJsonBody)) {
+export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, body: RequestBody | undefined, attempt: AttemptSignal): Promise<RawResponse> {
+	const encoded = body !== undefined && options.method !== 'GET' ? encodeBody(body) : undefined;
+	if (!(encoded instanceof StreamedBody)) {
 		const response = (await http(encoded === undefined ? options : { ...options, body: encoded })) as RawResponse;
 		attempt.bind(response.body);
 		return response;

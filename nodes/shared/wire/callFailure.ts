@@ -12,6 +12,7 @@ import { readBody } from './answer';
 import { headerValue } from './attempt';
 import type { AttemptSignal, RawResponse } from './attempt';
 import { largestField } from './jsonBody';
+import { MultipartForm } from './multipart';
 import { parseRetryAfter, secondsText } from './retry';
 
 /** What of a call its failures need (transport.ts GatewayCall). */
@@ -83,7 +84,7 @@ export class CallFailures {
 		}
 		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after'], Date.now());
 		const contentType = headerValue(response.headers, 'content-type');
-		return httpError(this.what, status, text, contentType, this.extra({ status, retryAfterMs }), largestField(this.call.body), this.sent(attempt));
+		return httpError(this.what, status, text, contentType, this.extra({ status, retryAfterMs }), this.call.body instanceof MultipartForm ? this.call.body.largestPart : largestField(this.call.body), this.sent(attempt));
 	}
 
 	/**

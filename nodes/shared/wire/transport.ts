@@ -27,8 +27,8 @@ import { SecretMasker } from '../credential/secrets';
 import { isSameOrigin, joinUrl } from '../credential/url';
 import { jsonObjectAnswer, readBody } from './answer';
 import type { GatewayResponse } from './answer';
-import { AttemptSignal, followRedirects, sendOnce } from './attempt';
-import type { ByteStream, RawResponse } from './attempt';
+import { AttemptSignal, bodyType, followRedirects, sendOnce } from './attempt';
+import type { ByteStream, RawResponse, RequestBody } from './attempt';
 import { CallFailures, callExtra } from './callFailure';
 import { fileWaitScope } from './fileWait';
 import type { FileWaitScope } from './fileWait';
@@ -47,8 +47,8 @@ export interface GatewayCall {
 	method?: IHttpRequestMethods;
 	/** An endpoint path such as `/v1/models`, joined to the base URL, or a whole http(s) link. */
 	path: string;
-	/** An object is sent as JSON; a string is sent as it is (already-serialised JSON). */
-	body?: IDataObject | string;
+	/** An object is sent as JSON; a string is sent as it is (already-serialised JSON); a MultipartForm as multipart/form-data. */
+	body?: RequestBody;
 	/** Headers of this call (e.g. `anthropic-version`); the credential's custom headers win. */
 	headers?: Record<string, string>;
 	itemIndex?: number;
@@ -403,7 +403,7 @@ export class GatewayClient {
 	private headersFor(url: string, call: GatewayCall): Record<string, string> {
 		const headers: Record<string, string> = {};
 		if (call.body !== undefined) {
-			headers['Content-Type'] = 'application/json';
+			headers['Content-Type'] = bodyType(call.body);
 			headers.Accept = 'application/json, text/event-stream';
 			// HTTP/1.1's default, which Node's client otherwise replaces with `close`: a server that answers
 			// before it has read the whole body then drains the rest instead of resetting the connection,
