@@ -84,6 +84,17 @@ describe('the task of record', () => {
 		expect(broken('videoSubmit', outcome({ output: [{ json: { task_id: 'task_9' } }], ...logged }), state([submit('task_9')]))).toEqual([]);
 	});
 
+	it('finds a task id that is only part of a longer word or sentence: "." ends every sentence, "a" is in most words (was a false pass)', () => {
+		const sentences = { output: [{ json: { error: 'The video task failed at the gateway.' } }], logs: [{ level: 'warn', message: 'Video task failed at the gateway.' }] };
+		expect(broken('videoSubmit', outcome(sentences), state([submit('.')]))).toEqual(['taskIds']);
+		expect(broken('videoSubmit', outcome(sentences), state([submit('a')]))).toEqual(['taskIds']);
+		const named = (id: string) => ({ output: [{ json: { task_id: id, status: 'QUEUED' } }], logs: [{ level: 'info', message: `Video task "${id}" submitted.` }] });
+		expect(broken('videoSubmit', outcome(named('.')), state([submit('.')]))).toEqual([]);
+		expect(broken('videoSubmit', outcome(named('task_9')), state([submit('task_9')]))).toEqual([]);
+		expect(broken('videoSubmit', outcome({ ...named('task_9'), logs: [{ level: 'info', message: 'Submitted task_9.' }] }), state([submit('task_9')]))).toEqual([]);
+		expect(broken('videoSubmit', outcome({ ...named('task_9'), logs: [{ level: 'info', message: 'Submitted task_90' }] }), state([submit('task_9')]))).toEqual(['taskIds']);
+	});
+
 	it('finds a status check of a foreign id or of a dot segment', () => {
 		const shown = { output: [{ json: { task_id: 'task_9' } }], logs: [{ level: 'info', message: 'task_9' }] };
 		expect(broken('videoGenerate', outcome(shown), state([submit('task_9'), request({ method: 'GET', path: '/v1/video/generations/task_other', at: 20 })]))).toEqual(['taskOfRecord']);

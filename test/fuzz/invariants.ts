@@ -143,29 +143,58 @@ function checkLate(state: RunState): Violation[] {
 
 const isSubmit = (r: LoggedRequest) => r.method === 'POST' && r.path === '/v1/video/generations';
 
+/** Every string (and object key) of a JSON text: a token's neighbours are the string's own characters, not JSON's escapes. */
+function stringsOf(jsonText: string): string[] {
+	const strings: string[] = [];
+	const walk = (value: unknown): void => {
+		if (typeof value === 'string') strings.push(value);
+		else if (Array.isArray(value)) value.forEach(walk);
+		else if (value && typeof value === 'object')
+			for (const [key, entry] of Object.entries(value)) {
+				strings.push(key);
+				walk(entry);
+			}
+	};
+	walk(JSON.parse(jsonText === '' ? 'null' : jsonText));
+	return strings;
+}
+
+/** The characters task ids are made of: next to one of them, an id is only part of a longer word. */
+const ID_CHAR = '[A-Za-z0-9_~%-]';
+
+/**
+ * Whether `id` stands in one of `texts` as a whole token: no id character (nor a `.`) right before
+ * it, none right after it, and a `.` after it only where a sentence ends (not `..`, not `.v2`).
+ * So `.` is not "shown" by a sentence's full stop, nor `a` by a word that holds the letter.
+ */
+export function showsTaskId(texts: string[], id: string): boolean {
+	const token = new RegExp(`(?<!${ID_CHAR}|[.])${escapeRegExp(id)}(?!${ID_CHAR}|[.](?:${ID_CHAR}|[.]))`);
+	return texts.some((text) => token.test(text));
+}
+
 function checkTaskIds(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
-	const shown = `${exits(outcome).output}${exits(outcome).error}`;
-	const logMessages = outcome.logs.map((line) => line.message).join('\n');
+	const { output, error } = exits(outcome);
+	const shown = [...stringsOf(output), ...stringsOf(error)];
+	const logMessages = outcome.logs.map((line) => line.message);
 	const violations: Violation[] = [];
 	for (const r of state.requests) {
 		if (!isSubmit(r) || !r.complete || r.answerKind !== 'clean' || r.submittedId === undefined) continue;
 		const id = r.submittedId;
 		// A long id may be shortened in words; the invariant holds for ids a person can read.
 		if (id.length === 0 || id.length > 200) continue;
-		const quoted = JSON.stringify(id).slice(1, -1);
 		// Answered, then the connection closed mid-body: Node's client may drop the answer with it; then
 		// the node cannot know the id, and must say the task may have been created (and not submit again).
-		if (r.early === 'close' && !shown.includes(quoted)) {
-			if (!/may have created (the|a) task/i.test(shown)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} (answered before the body's end, then closed) is not shown, nor said to be possibly created` });
+		if (r.early === 'close' && !showsTaskId(shown, id)) {
+			if (!shown.some((text) => /may have created (the|a) task/i.test(text))) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} (answered before the body's end, then closed) is not shown, nor said to be possibly created` });
 			continue;
 		}
-		if (!shown.includes(quoted)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in neither the output nor the error` });
-		if (!logMessages.includes(id)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in no log line's message` });
+		if (!showsTaskId(shown, id)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in neither the output nor the error` });
+		if (!showsTaskId(logMessages, id)) violations.push({ invariant: 'taskIds', detail: `submitted task ${JSON.stringify(id)} is in no log line's message` });
 	}
 	// A task id typed into Get Status that merely looks like a key comes back whole (issue 26).
 	const typed = scenario.taskIdInput.trim();
-	if (scenario.node === 'videoStatus' && KEY_LIKE_ID.test(typed) && outcome.output.some((item) => item.json.task_id !== undefined) && !exits(outcome).output.includes(typed)) {
-		violations.push({ invariant: 'taskIds', detail: `the task ${JSON.stringify(typed)} typed into Get Status is not shown whole: ${exits(outcome).output.slice(0, 200)}` });
+	if (scenario.node === 'videoStatus' && KEY_LIKE_ID.test(typed) && outcome.output.some((item) => item.json.task_id !== undefined) && !showsTaskId(stringsOf(output), typed)) {
+		violations.push({ invariant: 'taskIds', detail: `the task ${JSON.stringify(typed)} typed into Get Status is not shown whole: ${output.slice(0, 200)}` });
 	}
 	return violations;
 }
