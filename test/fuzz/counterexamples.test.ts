@@ -33,12 +33,17 @@ const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['le
 
 export const COUNTEREXAMPLES: Counterexample[] = [
 	// Seed 27041 (300 runs, videoGenerate and videoSubmit, 2026-11-28): the gateway answered a submit
-	// with a status holding the 5-character secret header value after an underscore; upper-cased, it
-	// left through the output item. Also on the code before the issue 27 work (d661718).
+	// with a status quoting the 5-character secret header value as a word; the node joined the state's
+	// words with "_" and so glued the value to one. Also on the code before the issue 27 work (d661718).
 	{
-		name: 'Gateway Video Submit: a status "queued_<secret header value>" (a short value joined by "_") stays masked in the output (seed 27041)',
+		name: 'Gateway Video Submit: a status "queued <secret header value>" was output as QUEUED_AAAAA, the node gluing the short value to a word, where masking keeps it (seed 27041)',
 		scenario: {"node": "videoSubmit", "secrets": {"key": "sk-jBFRTSc1o3M6Lx40JJTb", "headerName": "x-api-token", "headerValue": "AAAAA"}, "deadlineSeconds": 1, "items": 2, "continueOnFail": false, "taskIdInput": "task_openai_7", "resume": false, "imageFormat": "url", "plan": {"answers": [{"kind": "clean", "status": 400, "shape": 0, "retryAfter": null, "resetAt": 0, "headDelayMs": 0, "dripChunk": 0, "dripIntervalMs": 0, "keepAliveMs": 0, "stallMs": 0, "redirectTo": "ip2", "contentType": null, "leak": {"slot": 0, "form": "header", "cut": 1, "encoding": 0, "pad": 0}}], "early": [], "text": "The", "toolCall": false, "toolArgs": "object", "toolIndex": "given", "video": {"submitIds": ["task_openai_1"], "pendingPolls": 0, "terminal": "SUCCESS", "foreignId": false, "resultOnSibling": false, "relativeResult": false, "reasonInResultUrl": false}}, "store": {"frame": false, "stall": "none", "large": false}} as Scenario,
-		failsOn: 'the secret policy: a short secret header value inside a word joined by "_" (QUEUED_AAAAA) is not masked',
+	},
+	// The rule it led to (secrets.ts): a short value glued to a word is kept, so ids that hold it stay
+	// whole; the node glues no gateway words (normaliseStatus), and matches a short value in any case.
+	{
+		name: 'Gateway Video Submit: a task id that holds the short secret header value (task_Qk7v9_1) comes out whole, and a status quoting the value, upper-cased by the node, is masked',
+		scenario: scenario('videoSubmit', { video: { submitIds: ['task_Qk7v9_1'] }, answers: [leakIn(0, 'header')] }),
 	},
 	// Seed 26102 (400 runs, all nodes): two items whose attachment store stalls on its open were
 	// checked one after the other, each for its whole Timeout: the run took two Timeouts.

@@ -61,6 +61,14 @@ describe('secrets', () => {
 	it('lets a short secret header value pass inside a longer word, and 7 characters of the key', () => {
 		expect(broken('chat', outcome({ output: [{ json: { text: `xQk7v9y ${KEY.slice(3, 10)}` } }] }), state([]))).toEqual([]);
 	});
+
+	it('finds a short secret header value glued to a word or in another case (the node reshaped what the gateway quoted as a word), and lets a task id of the run that holds it pass', () => {
+		for (const status of ['QUEUED_Qk7v9', 'QUEUED_QK7V9', 'QUEUED QK7V9']) expect(broken('videoSubmit', outcome({ output: [{ json: { status } }] }), state([]))).toEqual(['secrets']);
+		const submitted = request({ path: '/v1/video/generations', submittedId: 'task_Qk7v9_1', at: 10 });
+		const shown = { output: [{ json: { task_id: 'task_Qk7v9_1', status: 'QUEUED ***' } }], logs: [{ level: 'info', message: 'Video task task_Qk7v9_1 submitted; GET /v1/video/generations/task_Qk7v9_1' }] };
+		expect(broken('videoSubmit', outcome(shown), state([submitted]))).toEqual([]);
+		expect(broken('videoSubmit', outcome({ ...shown, output: [{ json: { task_id: 'task_Qk7v9_1', status: 'QUEUED_QK7V9' } }] }), state([submitted]))).toEqual(['secrets']);
+	});
 });
 
 describe('deadlines and late requests', () => {

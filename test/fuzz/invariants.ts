@@ -72,8 +72,11 @@ export function secretForms(secrets: Secrets): Array<{ name: string; test: (text
 		forms.push({ name: `8 characters of the secret part (${i}..${i + 8}), in any case`, test: (text) => text.toLowerCase().includes(piece) });
 		contains(`8 URL-encoded characters of the secret part (${i}..${i + 8})`, encodeURIComponent(secretPart.slice(i, i + 8)));
 	}
-	// A short header value is a secret as a whole token, not inside a longer word.
-	const token = new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(headerValue)}(?![A-Za-z0-9])`);
+	// The header value as a word, in any case, not inside a longer word. `_` and `-` bound it here,
+	// though the masker keeps a short value glued by them (secrets.ts): the gateway quotes it as a
+	// word of its own, so only the node's reshaping can glue it. A task id of the run may hold it
+	// (the gateway's own): checkSecrets leaves those out first.
+	const token = new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(headerValue)}(?![A-Za-z0-9])`, 'i');
 	forms.push({ name: 'the secret header value', test: (text) => token.test(text) });
 	if (encodeURIComponent(headerValue) !== headerValue) contains('the secret header value URL-encoded', encodeURIComponent(headerValue));
 	// In base64 too, by the same rule: a short value's base64 only as a whole token (docs/errors.md).
@@ -101,10 +104,22 @@ export function secretForms(secrets: Secrets): Array<{ name: string; test: (text
 	return forms;
 }
 
-function checkSecrets(scenario: Scenario, outcome: Outcome): Violation[] {
+/**
+ * `text` without the run's task ids that hold the secret header value (a gateway may issue
+ * `task_<value>_1`; the policy keeps an id whole), as written, JSON-escaped and URL-encoded.
+ */
+function withoutIdsHoldingTheValue(text: string, scenario: Scenario, state: RunState): string {
+	const value = scenario.secrets.headerValue.toLowerCase();
+	const ids = [...state.requests.map((r) => r.submittedId), scenario.taskIdInput.trim()].filter((id): id is string => id !== undefined && id.toLowerCase().includes(value));
+	const forms = [...new Set(ids.flatMap((id) => [id, JSON.stringify(id).slice(1, -1), encodeURIComponent(id)]))].sort((a, b) => b.length - a.length);
+	return forms.reduce((rest, form) => rest.split(form).join(' '), text);
+}
+
+function checkSecrets(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	const violations: Violation[] = [];
 	const forms = secretForms(scenario.secrets);
-	for (const [exit, text] of Object.entries(exits(outcome))) {
+	for (const [exit, shown] of Object.entries(exits(outcome))) {
+		const text = withoutIdsHoldingTheValue(shown, scenario, state);
 		const found = forms.find((form) => form.test(text));
 		if (found) violations.push({ invariant: 'secrets', detail: `${found.name} left through ${exit}: ${excerpt(text, scenario.secrets)}` });
 	}
@@ -403,7 +418,7 @@ function checkBalance(scenario: Scenario, outcome: Outcome): Violation[] {
 export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	return [
 		...checkWorks(scenario, outcome, state),
-		...checkSecrets(scenario, outcome),
+		...checkSecrets(scenario, outcome, state),
 		...checkDeadline(scenario, outcome),
 		...checkLate(state),
 		...checkTaskIds(scenario, outcome, state),

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 
 import type { Answer, BalancePlan, EarlyMode, Leak, PendingState, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
+import { HEADER_VALUE_SLOT } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -126,11 +127,12 @@ export const keyLikeIdArb = fc.oneof(
 	chars(HEADER_CHARS.filter((c) => /[A-Za-z0-9]/.test(c)), 10, 20).map((run) => `task_sk-proj-${run}`),
 );
 
-/** Task ids a gateway answers a submit with: ordinary, holding a setting word or `sk-`, odd but one segment, or malformed. */
+/** Task ids a gateway answers a submit with: ordinary, holding a setting word, `sk-` or the secret header value glued to its words, odd but one segment, or malformed. */
 const submitIdArb = fc.oneof(
 	{ weight: 4, arbitrary: fc.integer({ min: 1, max: 99_999 }).map((n) => `task_${n}`) },
 	{ weight: 2, arbitrary: keyLikeIdArb },
 	{ weight: 2, arbitrary: fc.integer({ min: 1, max: 99 }).map((n) => `task_openai_${n}`) },
+	{ weight: 1, arbitrary: fc.tuple(fc.constantFrom(`task_${HEADER_VALUE_SLOT}_#`, `${HEADER_VALUE_SLOT}-#`, `cgt-#_${HEADER_VALUE_SLOT}`), fc.integer({ min: 1, max: 99 })).map(([form, n]) => form.replace('#', String(n))) },
 	{ weight: 1, arbitrary: fc.constantFrom('task.v2', 'cgt-2026_abc', 'T~1', '.', '..', 'a/b', '', 'x'.repeat(5000), 'task with space', 'task%2F..') },
 );
 
