@@ -185,20 +185,32 @@ function boundForLongLimit(answer: Answer): Answer {
 	return { ...answer, retryAfter: affordable ? answer.retryAfter : '99999999', stallMs: Math.min(answer.stallMs, 800) };
 }
 
-export const scenarioArb: fc.Arbitrary<Scenario> = fc
-	.record({
-		node: fc.constantFrom(...NODE_KINDS),
-		secrets: secretsArb,
-		deadlineSeconds: fc.integer({ min: 1, max: 3 }),
-		items: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
-		continueOnFail: fc.boolean(),
-		taskIdInput: taskIdInputArb,
-		resume: fc.boolean(),
-		imageFormat: fc.constantFrom('url', 'b64_json'),
-		plan: planArb,
-		store: fc.record({ frame: fc.boolean(), stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'), large: fc.constantFrom(false, false, false, true) }),
-	})
-	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
+/** A scenario drawn for any node, its plan not yet bounded: a run gets its node through forNode. */
+export const drawnScenarioArb: fc.Arbitrary<Scenario> = fc.record({
+	node: fc.constantFrom(...NODE_KINDS),
+	secrets: secretsArb,
+	deadlineSeconds: fc.integer({ min: 1, max: 3 }),
+	items: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
+	continueOnFail: fc.boolean(),
+	taskIdInput: taskIdInputArb,
+	resume: fc.boolean(),
+	imageFormat: fc.constantFrom('url', 'b64_json'),
+	plan: planArb,
+	store: fc.record({ frame: fc.boolean(), stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'), large: fc.constantFrom(false, false, false, true) }),
+});
+
+/** A scenario as its drawn node runs it. */
+export const scenarioArb: fc.Arbitrary<Scenario> = drawnScenarioArb.map((scenario) => forNode(scenario, scenario.node));
+
+/**
+ * The scenario as `node` runs it: the plan bounded for that node (boundForLongLimit). Every run
+ * gets its node here, so the bound follows the node that runs, not the one first drawn (the
+ * property test draws for any node, then runs each of its own).
+ */
+export function forNode(scenario: Scenario, node: NodeKind): Scenario {
+	const plan = LONG_LIMIT_KINDS.includes(node) ? { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } : scenario.plan;
+	return { ...scenario, node, plan };
+}
 
 /** The run's deadline in ms: the node's Timeout or Max Wait; for long-limit nodes, what the plan makes a correct node wait. */
 /**
