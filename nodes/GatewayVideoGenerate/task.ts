@@ -71,10 +71,21 @@ export function shortTaskId(taskId: string): string {
 	return `${taskId.slice(0, 60)}…${taskId.slice(-20)} (${taskId.length} characters)`;
 }
 
-/** `queued`, ` in-progress ` -> `QUEUED`, `IN_PROGRESS`; nothing -> `UNKNOWN`. */
+/** The running states the document and new-api name (every other state that is no end runs too). */
+const RUNNING_STATES = ['QUEUED', 'IN_PROGRESS', 'NOT_START', 'SUBMITTED', 'UNKNOWN'];
+const KNOWN_STATES: ReadonlySet<string> = new Set([...SUCCESS_STATES, ...FAILURE_STATES, ...RUNNING_STATES]);
+
+/**
+ * `queued`, ` in-progress ` -> `QUEUED`, `IN_PROGRESS`; nothing -> `UNKNOWN`. Words are joined by
+ * `_` only into a state this node knows; any other state keeps its words apart: joined, a word the
+ * gateway quoted after the state would become one token with it, and the secret policy keeps a
+ * short secret that is part of a longer token (credential/secrets.ts).
+ */
 export function normaliseStatus(raw: unknown): string {
-	const text = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
-	return text === '' ? 'UNKNOWN' : text.toUpperCase().replace(/[\s-]+/g, '_');
+	const text = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim().toUpperCase() : '';
+	if (text === '') return 'UNKNOWN';
+	const joined = text.replace(/[\s-]+/g, '_');
+	return KNOWN_STATES.has(joined) ? joined : text.replace(/\s+/g, ' ');
 }
 
 export function phaseOf(status: string): TaskPhase {

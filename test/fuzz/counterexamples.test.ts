@@ -10,6 +10,7 @@
 import { runScenario } from './drive';
 import { checkRun } from './invariants';
 import { FIXED_SECRETS, answer, scenario, useFuzzGateway } from './cases';
+import { forNode } from './scenario';
 import type { Scenario } from './scenario';
 import { secretEncodings } from '../helpers/secretEncodings';
 
@@ -29,16 +30,40 @@ const encodedIn = (slot: number, form: 'headerEncoded' | 'keyEncoded', encoding:
 	return answer({ leak: { slot, form, cut, pad: 0, encoding: Object.keys(secretEncodings(value)).indexOf(encoding) } });
 };
 
+/**
+ * Seed 27027, run 18, as drawn for a node without a limit of its own (on the `facts` branch): a
+ * reset, a 503, a 429 whose Retry-After is a date 30 s ahead, then a clean answer.
+ */
+const drawnWithRetryAfterDate = (node: 'videoStatus' | 'videoDownload'): Scenario =>
+	forNode({"node": "chat", "secrets": {"key": "sk-mDHKM2DERRBLDLMR66nC/TjYXPjT/qWmSVfgaFdcohYTXtb", "headerName": "x-auth-secret", "headerValue": "iSLZx"}, "deadlineSeconds": 2, "items": 1, "continueOnFail": false, "taskIdInput": "task_16", "resume": true, "imageFormat": "url", "plan": {"answers": [{"kind": "reset", "status": 422, "shape": 2, "retryAfter": "99999999", "resetAt": 8.722556837279508e-106, "headDelayMs": 7, "dripChunk": 32, "dripIntervalMs": 2, "keepAliveMs": 0, "stallMs": 10, "redirectTo": "hostName", "contentType": "text/html", "leak": null}, {"kind": "error", "status": 503, "shape": 17, "retryAfter": new Date(Date.now() + 86_400_000).toUTCString(), "resetAt": 4.393587198152399e-142, "headDelayMs": 0, "dripChunk": 0, "dripIntervalMs": 28, "keepAliveMs": 0, "stallMs": 890, "redirectTo": "hostName", "contentType": "application/octet-stream", "leak": null}, {"kind": "rateLimit", "status": 401, "shape": 0, "retryAfter": new Date(Date.now() + 30_000).toUTCString(), "resetAt": 1.1279050803670761e-10, "headDelayMs": 0, "dripChunk": 0, "dripIntervalMs": 19, "keepAliveMs": 524, "stallMs": 579, "redirectTo": "ip2", "contentType": "text/html", "leak": {"slot": 1, "form": "headerBase64", "cut": 27, "encoding": 14, "pad": 27}}, {"kind": "clean", "status": 504, "shape": 4, "retryAfter": null, "resetAt": 7.604514018016051e-228, "headDelayMs": 0, "dripChunk": 0, "dripIntervalMs": 5, "keepAliveMs": 514, "stallMs": 4498, "redirectTo": "ip2", "contentType": "application/octet-stream", "leak": {"slot": 0, "form": "headerEncoded", "cut": 1, "encoding": 2, "pad": 0}}], "early": ["nodeServer"], "text": "ok fern likes every The every fern", "toolCall": true, "toolArgs": "text", "toolIndex": "given", "video": {"submitIds": ["task_81727"], "pendingPolls": 1, "terminal": "SUCCESS", "foreignId": false, "resultOnSibling": false, "relativeResult": true, "reasonInResultUrl": true}}, "store": {"frame": true, "stall": "none", "large": false}} as Scenario, node);
+
 const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 
 export const COUNTEREXAMPLES: Counterexample[] = [
 	// Seed 27041 (300 runs, videoGenerate and videoSubmit, 2026-11-28): the gateway answered a submit
-	// with a status holding the 5-character secret header value after an underscore; upper-cased, it
-	// left through the output item. Also on the code before the issue 27 work (d661718).
+	// with a status quoting the 5-character secret header value as a word; the node joined the state's
+	// words with "_" and so glued the value to one. Also on the code before the issue 27 work (d661718).
 	{
-		name: 'Gateway Video Submit: a status "queued_<secret header value>" (a short value joined by "_") stays masked in the output (seed 27041)',
+		name: 'Gateway Video Submit: a status "queued <secret header value>" was output as QUEUED_AAAAA, the node gluing the short value to a word, where masking keeps it (seed 27041)',
 		scenario: {"node": "videoSubmit", "secrets": {"key": "sk-jBFRTSc1o3M6Lx40JJTb", "headerName": "x-api-token", "headerValue": "AAAAA"}, "deadlineSeconds": 1, "items": 2, "continueOnFail": false, "taskIdInput": "task_openai_7", "resume": false, "imageFormat": "url", "plan": {"answers": [{"kind": "clean", "status": 400, "shape": 0, "retryAfter": null, "resetAt": 0, "headDelayMs": 0, "dripChunk": 0, "dripIntervalMs": 0, "keepAliveMs": 0, "stallMs": 0, "redirectTo": "ip2", "contentType": null, "leak": {"slot": 0, "form": "header", "cut": 1, "encoding": 0, "pad": 0}}], "early": [], "text": "The", "toolCall": false, "toolArgs": "object", "toolIndex": "given", "video": {"submitIds": ["task_openai_1"], "pendingPolls": 0, "terminal": "SUCCESS", "foreignId": false, "resultOnSibling": false, "relativeResult": false, "reasonInResultUrl": false}}, "store": {"frame": false, "stall": "none", "large": false}} as Scenario,
-		failsOn: 'the secret policy: a short secret header value inside a word joined by "_" (QUEUED_AAAAA) is not masked',
+	},
+	// The rule it led to (secrets.ts): a short value glued to a word is kept, so ids that hold it stay
+	// whole; the node glues no gateway words (normaliseStatus), and matches a short value in any case.
+	{
+		name: 'Gateway Video Submit: a task id that holds the short secret header value (task_Qk7v9_1) comes out whole, and a status quoting the value, upper-cased by the node, is masked',
+		scenario: scenario('videoSubmit', { video: { submitIds: ['task_Qk7v9_1'] }, answers: [leakIn(0, 'header')] }),
+	},
+	// Seed 27027, run 18 (S2, videoStatus and videoDownload): the run "did not end". The node waited
+	// out the 429's Retry-After, a date some 30 s ahead, as it may (within its own limit; it then ended
+	// with the task's video); the harness had bounded the plan for the node first drawn, not for the
+	// node the property ran, so a long-limit node met a Retry-After its deadline did not count.
+	{
+		name: 'Gateway Video Get Status: a plan drawn for another node, with a 429 whose Retry-After is a date 30 s ahead, is bounded for the node that runs it (seed 27027, run 18)',
+		scenario: drawnWithRetryAfterDate('videoStatus'),
+	},
+	{
+		name: 'Gateway Video Download: the same (seed 27027, run 18)',
+		scenario: drawnWithRetryAfterDate('videoDownload'),
 	},
 	// Seed 26102 (400 runs, all nodes): two items whose attachment store stalls on its open were
 	// checked one after the other, each for its whole Timeout: the run took two Timeouts.

@@ -16,6 +16,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { SHORT_SECRET } from '../../nodes/shared/credential/secrets';
 import { secretEncodings } from '../helpers/secretEncodings';
 
 // Makes *.example.test resolve to 127.0.0.1 in this process: a second host name on the same port.
@@ -59,8 +60,16 @@ export interface Answer {
 	leak: Leak | null;
 }
 
+/**
+ * In a planned submit id, the secret header value: a gateway may issue ids that hold it glued to
+ * their words (`task_<value>_1`), which the policy keeps whole. A value of SHORT_SECRET characters
+ * or more is masked wherever it appears, so such a value gives its first 7 characters (no secret form).
+ */
+export const HEADER_VALUE_SLOT = '{headerValue}';
+const valueInId = (headerValue: string) => (headerValue.length < SHORT_SECRET ? headerValue : headerValue.slice(0, 7));
+
 export interface VideoPlan {
-	/** The ids the submits return, in order (then `task_fuzz_<n>`). */
+	/** The ids the submits return, in order (then `task_fuzz_<n>`); HEADER_VALUE_SLOT in one is the header value. */
 	submitIds: string[];
 	/** Status answers saying QUEUED/IN_PROGRESS before the end state. */
 	pendingPolls: number;
@@ -518,7 +527,7 @@ export class FuzzGateway {
 		}
 		if (method === 'POST' && p === '/v1/video/generations') {
 			const q = quoteOf(['status', 'model']);
-			const id = plan.video.submitIds[state.submitCount] ?? `task_fuzz_${state.submitCount}`;
+			const id = (plan.video.submitIds[state.submitCount] ?? `task_fuzz_${state.submitCount}`).replace(HEADER_VALUE_SLOT, valueInId(state.secrets.headerValue));
 			state.submitCount++;
 			logged.submittedId = id;
 			return json(200, { task_id: id, id, object: 'video', model: `${String(body.model)}${q('model')}`, status: `queued${q('status')}` });

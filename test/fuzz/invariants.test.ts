@@ -61,6 +61,14 @@ describe('secrets', () => {
 	it('lets a short secret header value pass inside a longer word, and 7 characters of the key', () => {
 		expect(broken('chat', outcome({ output: [{ json: { text: `xQk7v9y ${KEY.slice(3, 10)}` } }] }), state([]))).toEqual([]);
 	});
+
+	it('finds a short secret header value glued to a word or in another case (the node reshaped what the gateway quoted as a word), and lets a task id of the run that holds it pass', () => {
+		for (const status of ['QUEUED_Qk7v9', 'QUEUED_QK7V9', 'QUEUED QK7V9']) expect(broken('videoSubmit', outcome({ output: [{ json: { status } }] }), state([]))).toEqual(['secrets']);
+		const submitted = request({ path: '/v1/video/generations', submittedId: 'task_Qk7v9_1', at: 10 });
+		const shown = { output: [{ json: { task_id: 'task_Qk7v9_1', status: 'QUEUED ***' } }], logs: [{ level: 'info', message: 'Video task task_Qk7v9_1 submitted; GET /v1/video/generations/task_Qk7v9_1' }] };
+		expect(broken('videoSubmit', outcome(shown), state([submitted]))).toEqual([]);
+		expect(broken('videoSubmit', outcome({ ...shown, output: [{ json: { task_id: 'task_Qk7v9_1', status: 'QUEUED_QK7V9' } }] }), state([submitted]))).toEqual(['secrets']);
+	});
 });
 
 describe('deadlines and late requests', () => {
@@ -82,6 +90,17 @@ describe('the task of record', () => {
 		expect(broken('videoSubmit', outcome(logged), state([submit('task_9')]))).toEqual(['taskIds']);
 		expect(broken('videoSubmit', outcome({ output: [{ json: { task_id: 'task_9' } }], logs: [{ level: 'info', message: 'created', meta: { taskId: 'task_9' } }] }), state([submit('task_9')]))).toEqual(['taskIds']);
 		expect(broken('videoSubmit', outcome({ output: [{ json: { task_id: 'task_9' } }], ...logged }), state([submit('task_9')]))).toEqual([]);
+	});
+
+	it('finds a task id that is only part of a longer word or sentence: "." ends every sentence, "a" is in most words (was a false pass)', () => {
+		const sentences = { output: [{ json: { error: 'The video task failed at the gateway.' } }], logs: [{ level: 'warn', message: 'Video task failed at the gateway.' }] };
+		expect(broken('videoSubmit', outcome(sentences), state([submit('.')]))).toEqual(['taskIds']);
+		expect(broken('videoSubmit', outcome(sentences), state([submit('a')]))).toEqual(['taskIds']);
+		const named = (id: string) => ({ output: [{ json: { task_id: id, status: 'QUEUED' } }], logs: [{ level: 'info', message: `Video task "${id}" submitted.` }] });
+		expect(broken('videoSubmit', outcome(named('.')), state([submit('.')]))).toEqual([]);
+		expect(broken('videoSubmit', outcome(named('task_9')), state([submit('task_9')]))).toEqual([]);
+		expect(broken('videoSubmit', outcome({ ...named('task_9'), logs: [{ level: 'info', message: 'Submitted task_9.' }] }), state([submit('task_9')]))).toEqual([]);
+		expect(broken('videoSubmit', outcome({ ...named('task_9'), logs: [{ level: 'info', message: 'Submitted task_90' }] }), state([submit('task_9')]))).toEqual(['taskIds']);
 	});
 
 	it('finds a status check of a foreign id or of a dot segment', () => {

@@ -18,7 +18,7 @@ import { runScenario } from './drive';
 import { FuzzGateway } from './gateway';
 import { IN_FLIGHT_MS, checkRun } from './invariants';
 import type { InvariantName, Violation } from './invariants';
-import { NODE_KINDS, scenarioArb } from './scenario';
+import { NODE_KINDS, drawnScenarioArb, forNode } from './scenario';
 import type { NodeKind, Scenario } from './scenario';
 
 /**
@@ -76,7 +76,7 @@ describe.each(NODES)('%s against the generative hostile gateway', (node) => {
 	const test = known && !STRICT && !SURVEY ? it.failing : it;
 	test(`keeps every promise over ${runsOf(node)} generated runs (seed ${SEED})${known ? `: known to fail, ${known}` : ''}`, async () => {
 		const started = Date.now();
-		const arbitrary = scenarioArb.map((scenario) => ({ ...scenario, node }));
+		const arbitrary = drawnScenarioArb.map((scenario) => forNode(scenario, node));
 		try {
 			if (SURVEY) {
 				// Every violation, no shrinking: what still breaks, with the scenario that broke it.

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 
 import type { Answer, BalancePlan, EarlyMode, Leak, PendingState, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
+import { HEADER_VALUE_SLOT } from './gateway';
 
 export const NODE_KINDS = [
 	'chat',
@@ -138,11 +139,12 @@ export const keyLikeIdArb = fc.oneof(
 	chars(HEADER_CHARS.filter((c) => /[A-Za-z0-9]/.test(c)), 10, 20).map((run) => `task_sk-proj-${run}`),
 );
 
-/** Task ids a gateway answers a submit with: ordinary, holding a setting word or `sk-`, odd but one segment, or malformed. */
+/** Task ids a gateway answers a submit with: ordinary, holding a setting word, `sk-` or the secret header value glued to its words, odd but one segment, or malformed. */
 const submitIdArb = fc.oneof(
 	{ weight: 4, arbitrary: fc.integer({ min: 1, max: 99_999 }).map((n) => `task_${n}`) },
 	{ weight: 2, arbitrary: keyLikeIdArb },
 	{ weight: 2, arbitrary: fc.integer({ min: 1, max: 99 }).map((n) => `task_openai_${n}`) },
+	{ weight: 1, arbitrary: fc.tuple(fc.constantFrom(`task_${HEADER_VALUE_SLOT}_#`, `${HEADER_VALUE_SLOT}-#`, `cgt-#_${HEADER_VALUE_SLOT}`), fc.integer({ min: 1, max: 99 })).map(([form, n]) => form.replace('#', String(n))) },
 	{ weight: 1, arbitrary: fc.constantFrom('task.v2', 'cgt-2026_abc', 'T~1', '.', '..', 'a/b', '', 'x'.repeat(5000), 'task with space', 'task%2F..') },
 );
 
@@ -195,26 +197,38 @@ function boundForLongLimit(answer: Answer): Answer {
 	return { ...answer, retryAfter: affordable ? answer.retryAfter : '99999999', stallMs: Math.min(answer.stallMs, 800) };
 }
 
-export const scenarioArb: fc.Arbitrary<Scenario> = fc
-	.record({
-		node: fc.constantFrom(...NODE_KINDS),
-		secrets: secretsArb,
-		deadlineSeconds: fc.integer({ min: 1, max: 3 }),
-		items: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
-		continueOnFail: fc.boolean(),
-		taskIdInput: taskIdInputArb,
-		resume: fc.boolean(),
-		imageFormat: fc.constantFrom('url', 'b64_json'),
-		plan: planArb,
-		store: fc.record({
-			frame: fc.boolean(),
-			stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'),
-			large: fc.constantFrom(false, false, false, true),
-			slowMs: fc.constantFrom(0, 0, 3, 20),
-		}),
-		edit: fc.record({ images: fc.constantFrom<1 | 2>(1, 2), mask: fc.boolean() }),
-	})
-	.map((scenario) => (LONG_LIMIT_KINDS.includes(scenario.node) ? { ...scenario, plan: { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } } : scenario));
+/** A scenario drawn for any node, its plan not yet bounded: a run gets its node through forNode. */
+export const drawnScenarioArb: fc.Arbitrary<Scenario> = fc.record({
+	node: fc.constantFrom(...NODE_KINDS),
+	secrets: secretsArb,
+	deadlineSeconds: fc.integer({ min: 1, max: 3 }),
+	items: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
+	continueOnFail: fc.boolean(),
+	taskIdInput: taskIdInputArb,
+	resume: fc.boolean(),
+	imageFormat: fc.constantFrom('url', 'b64_json'),
+	plan: planArb,
+	store: fc.record({
+		frame: fc.boolean(),
+		stall: fc.constantFrom<'none' | 'open' | 'firstBytes'>('none', 'none', 'open', 'firstBytes'),
+		large: fc.constantFrom(false, false, false, true),
+		slowMs: fc.constantFrom(0, 0, 3, 20),
+	}),
+	edit: fc.record({ images: fc.constantFrom<1 | 2>(1, 2), mask: fc.boolean() }),
+});
+
+/** A scenario as its drawn node runs it. */
+export const scenarioArb: fc.Arbitrary<Scenario> = drawnScenarioArb.map((scenario) => forNode(scenario, scenario.node));
+
+/**
+ * The scenario as `node` runs it: the plan bounded for that node (boundForLongLimit). Every run
+ * gets its node here, so the bound follows the node that runs, not the one first drawn (the
+ * property test draws for any node, then runs each of its own).
+ */
+export function forNode(scenario: Scenario, node: NodeKind): Scenario {
+	const plan = LONG_LIMIT_KINDS.includes(node) ? { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } : scenario.plan;
+	return { ...scenario, node, plan };
+}
 
 /** The run's deadline in ms: the node's Timeout or Max Wait; for long-limit nodes, what the plan makes a correct node wait. */
 /**

@@ -115,7 +115,13 @@ describe('Custom Header values', () => {
 	});
 
 	it('masks a short secret value only as a whole token', () => {
-		for (const text of ['task_Qk7v9_1', 'Qk7v9abc', 'file-Qk7v9.png', 'https://cdn.example.com/xQk7v9/y']) expect(policy.mask(text)).toBe(text);
+		for (const text of ['task_Qk7v9_1', 'Qk7v9abc', 'file-Qk7v9.png', 'https://cdn.example.com/xQk7v9/y', 'QUEUED_QK7V9']) expect(policy.mask(text)).toBe(text);
+	});
+
+	it('masks a short secret value as a whole token in any letter case (a node upper-cases a task state)', () => {
+		expect(policy.mask('QUEUED QK7V9')).toBe('QUEUED ***');
+		expect(policy.mask('status qk7v9, retry')).toBe('status ***, retry');
+		expect(policy.mask('task_QK7V9_1')).toBe('task_QK7V9_1');
 	});
 
 	it('never masks the value of a setting', () => {

@@ -7,6 +7,16 @@ describe('task states', () => {
 		expect(normaliseStatus('')).toBe('UNKNOWN');
 		expect(normaliseStatus(undefined)).toBe('UNKNOWN');
 		expect(normaliseStatus({})).toBe('UNKNOWN');
+		expect(normaliseStatus('Timed out')).toBe('TIMED_OUT');
+		expect(normaliseStatus('not-start')).toBe('NOT_START');
+	});
+
+	it("keeps the words of a state it does not know apart: joined by `_`, a word the gateway quoted after it (a secret) would become part of one token, which masking keeps", () => {
+		expect(normaliseStatus('queued Qk7v9 ')).toBe('QUEUED QK7V9');
+		expect(normaliseStatus('queued  detail\tQk7v9')).toBe('QUEUED DETAIL QK7V9');
+		expect(normaliseStatus('in review')).toBe('IN REVIEW');
+		expect(phaseOf('queued Qk7v9')).toBe('running');
+		expect(phaseOf('SUCCESS Qk7v9')).toBe('running');
 	});
 
 	it('treats plain success words as success, and keeps polling through every state that is not an end', () => {

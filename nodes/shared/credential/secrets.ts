@@ -4,20 +4,29 @@
  * known by value: the API key and the Custom Header values that are credentials (decided by the
  * header's name; settings such as `x-portkey-provider: openai` never change any text). Each is
  * hidden with the forms a relay or a log may write it in:
- * - whole (a value shorter than SHORT_SECRET only as a whole token, so ids that merely contain it
- *   keep their characters; so are its cuts), the key also without `sk-`, an auth value
- *   `Bearer <token>` also without its scheme, and its base64 (at every byte alignment);
+ * - whole, the key also without `sk-`, an auth value `Bearer <token>` also without its scheme,
+ *   and its base64 (at every byte alignment);
  * - cut: any prefix of FRAGMENT_LENGTH characters or more, and for the key any such run of its
  *   part after `sk-` (a quote cut short, a key split by a cut), in any ASCII case; a cut must mix
  *   letters and digits or cases, as cuts of a random secret do, so words stay;
  * - encoded: each of the above JSON-escaped or URL-encoded once or twice (secretViews.ts).
  * Nothing is masked by its shape: `task-sk-9f8e7d6c5b` or another `Bearer` token is no secret.
+ *
+ * Short secrets (under SHORT_SECRET characters: in practice a Custom Header value) are masked,
+ * whole or cut, where they stand as a token of their own, in any ASCII case: no letter, digit,
+ * `_` or `-` next to them, nor a `.` inside a name. Glued to such characters they
+ * are part of another token, which keeps every character: text alone cannot tell a quote glued to
+ * a word (`QUEUED_Qk7v9`) from an id that holds the value (`task_Qk7v9_1`, `file-Qk7v9.png`), and
+ * a paid task id must stay whole. So code that reshapes gateway text never joins its words into
+ * one token (a task state: normaliseStatus); a gateway that glues a short value to a word itself
+ * shows it (docs/errors.md, Limits). A value of SHORT_SECRET characters or more is masked wherever
+ * it appears, ids included: the secret comes first.
  */
 import { viewsOf } from './secretViews';
 
 const KEY_PREFIX = 'sk-';
 /** Shorter secrets are masked as whole tokens only: inside a longer word they would garble it. */
-const SHORT_SECRET = 12;
+export const SHORT_SECRET = 12;
 /** The shortest cut of a secret (a prefix, or a run of the key) that is masked wherever it appears. */
 export const FRAGMENT_LENGTH = 8;
 const MASK = '***';
@@ -70,7 +79,8 @@ function regexOf(forms: Iterable<string>, wholeToken: boolean): RegExp | undefin
 	const list = [...new Set(forms)].filter((form) => form !== '').sort((a, b) => b.length - a.length);
 	if (list.length === 0) return undefined;
 	const alternation = list.map(escapeRegExp).join('|');
-	return new RegExp(wholeToken ? `${TOKEN_BEFORE}(?:${alternation})${TOKEN_AFTER}` : alternation, 'g');
+	// A whole token in any case, as cuts are: a node may change the case of gateway text.
+	return wholeToken ? new RegExp(`${TOKEN_BEFORE}(?:${alternation})${TOKEN_AFTER}`, 'gi') : new RegExp(alternation, 'g');
 }
 
 /** Adds where `pattern` matches. */
