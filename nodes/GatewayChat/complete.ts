@@ -22,6 +22,7 @@ export async function complete(this: IExecuteFunctions): Promise<INodeExecutionD
 				itemIndex,
 				what: WHAT,
 				deadlineMs: request.deadlineMs,
+				idleMs: request.idleMs,
 				replyStream: ChatCompletionStream,
 				answerText: chatAnswerText,
 				replyProblem: chatReplyProblem,

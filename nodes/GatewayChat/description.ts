@@ -8,6 +8,7 @@ import {
 	binaryAttachmentsOption,
 	effortOption,
 	chatTimeoutOption,
+	idleTimeoutOption,
 	includeRawResponseOption,
 	jsonSchemaOption,
 	maxTokensField,
@@ -54,6 +55,7 @@ export const chatProperties: INodeProperties[] = [
 				description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
 			},
 			chatTimeoutOption,
+			idleTimeoutOption,
 			{
 				displayName: 'Top P',
 				name: 'topP',

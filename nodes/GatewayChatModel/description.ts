@@ -4,7 +4,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { chatTimeoutOption, effortOption } from '../shared/chat/chatDescriptions';
+import { chatTimeoutOption, effortOption, idleTimeoutOption } from '../shared/chat/chatDescriptions';
 import { MAX_TOKENS_HINT } from '../shared/panel/models';
 import { modelField, outputLimitNotices } from '../shared/panel/descriptions';
 
@@ -23,6 +23,7 @@ export const chatModelProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			effortOption('reasoning_effort'),
+			idleTimeoutOption,
 			{
 				displayName: 'Max Tokens',
 				name: 'maxTokens',

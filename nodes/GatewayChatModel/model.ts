@@ -32,11 +32,10 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { CHAT_LIMIT, StreamFault, answerStart, readAll, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
+import { CHAT_LIMIT, answerStart, chatIdle, readAll, replyTexts, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
 import { StreamMasker } from '../shared/credential/secrets';
 import { asNodeError } from '../shared/failures/edge';
 import { GatewayError, missingResultError } from '../shared/failures/errors';
-import { readServerSentEvents } from '../shared/wire/sse';
 import { headerValue } from '../shared/wire/transport';
 import type { GatewayClient } from '../shared/wire/transport';
 import { ChatCompletionStream } from '../shared/chat/completions';
@@ -61,6 +60,8 @@ export interface GatewayModelDeps {
 	settings: ModelSettings;
 	/** The hard limit for one answer, streamed or not. */
 	deadlineMs: number;
+	/** A streamed answer's idle limit (Idle Timeout): silence this long ends it. */
+	idleMs?: number;
 	/** A tool's parameters as JSON schema (the SDK's getParametersJsonSchema: zod or JSON schema). */
 	schemaOf: (tool: FunctionTool) => unknown;
 }
@@ -80,9 +81,9 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
 }
 
-/** A failure while reading a stream, as a GatewayError, in the words Gateway Chat uses. */
-export function streamFailure(error: unknown, readFailure: (error: unknown, readerAdvice?: string) => GatewayError): GatewayError {
-	return chatStreamFailure(WHAT, error, readFailure, { hint: STREAM_HINT });
+/** A failure while reading a stream, as a GatewayError, in the words Gateway Chat uses; `arrived`: what the reader had. */
+export function streamFailure(error: unknown, readFailure: (error: unknown, readerAdvice?: string, arrived?: string) => GatewayError, arrived?: string): GatewayError {
+	return chatStreamFailure(WHAT, error, readFailure, { hint: STREAM_HINT, arrived });
 }
 
 function checkedCompletion(completion: ChatCompletion): ChatCompletion {
@@ -166,7 +167,8 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
 				// The transport ends the stream at the deadline or when a signal aborts.
-				response = await client.stream({ path: PATH, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT });
+				const request = { path: PATH, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT };
+				response = await client.stream({ ...request, idle: chatIdle(this.deps.idleMs) });
 			} catch (error) {
 				throw this.streamError(error);
 			}
@@ -175,32 +177,24 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			const masker = this.deps.client.masker;
 			const shown = new StreamMasker(masker);
 			const text = (delta: string): StreamChunk[] => (delta === '' ? [] : [{ type: 'text-delta', delta }]);
+			const reader = new ChatCompletionStream();
 			try {
 				// A stream is recognised by its body: relays send it as text/plain or with no type, and
 				// some ignore `stream` and answer with one JSON object (or with anything else).
-				const start = await answerStart(body);
+				const start = await answerStart(response);
 				if (!startsEventStream(start.first)) {
-					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(body, start.readWhole)));
+					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(response, start.readWhole)));
 					const whole = generateResultOf(completion).message.content.find((part) => part.type === 'text');
 					if (whole && whole.type === 'text') yield* text(masker.mask(whole.text));
 					yield* masker.maskDeep(closingChunks(completion));
 					return;
 				}
-				const reader = new ChatCompletionStream();
-				for await (const events of readServerSentEvents(body)) {
-					for (const event of events) {
-						const delta = reader.take(event);
-						if (delta) yield* text(shown.push(delta));
-						if (reader.finished) break;
-					}
-					if (reader.finished) break;
-				}
-				if (!reader.finished) throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
+				for await (const delta of replyTexts(response, reader)) yield* text(shown.push(delta));
 				const reply = checkedCompletion(reader.reply());
 				yield* text(shown.flush());
 				yield* masker.maskDeep(closingChunks(reply));
 			} catch (error) {
-				throw this.streamError(streamFailure(error, response.failure));
+				throw this.streamError(streamFailure(error, response.failure, reader.arrived));
 			} finally {
 				if (!body.readableEnded && !body.destroyed) body.destroy();
 			}

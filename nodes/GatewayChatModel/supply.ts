@@ -4,7 +4,7 @@
  */
 import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { checkedMaxTokens, readChatDeadline, readEffort, readOptionalNumber } from '../shared/chat/chatInput';
+import { checkedMaxTokens, readChatDeadline, readEffort, readIdleTimeout, readOptionalNumber } from '../shared/chat/chatInput';
 import { GatewayClient } from '../shared/wire/transport';
 import { readModelId } from '../shared/items/validate';
 import { gatewayChatModelClass } from './model';
@@ -16,6 +16,8 @@ import type { ModelSettings } from './wire';
 export interface ModelInput {
 	settings: ModelSettings;
 	deadlineMs: number;
+	/** Idle Timeout of a streamed answer. */
+	idleMs: number;
 }
 
 /**
@@ -32,7 +34,7 @@ export function readModelInput(ctx: ISupplyDataFunctions, itemIndex: number): Mo
 	if (temperature !== undefined) settings.temperature = temperature;
 	const effort = readEffort(fns, itemIndex, options.effort);
 	if (effort !== undefined) settings.effort = effort;
-	return { settings, deadlineMs: readChatDeadline(fns, itemIndex, options) };
+	return { settings, deadlineMs: readChatDeadline(fns, itemIndex, options), idleMs: readIdleTimeout(fns, itemIndex, options) };
 }
 
 /**
@@ -57,7 +59,7 @@ async function clientWithSignal(ctx: ISupplyDataFunctions, client: GatewayClient
 /** `load` is for tests: n8n's own SDK is what the node uses. */
 export async function supplyGatewayChatModel(ctx: ISupplyDataFunctions, itemIndex: number, load?: () => Promise<AiNodeSdk>): Promise<SupplyData> {
 	const sdk = await loadAiNodeSdk(ctx.getNode(), load);
-	const { settings, deadlineMs } = readModelInput(ctx, itemIndex);
+	const { settings, deadlineMs, idleMs } = readModelInput(ctx, itemIndex);
 	// The transport needs what every n8n context has: the credential, the node, httpRequest and the cancel signal.
 	const client = await GatewayClient.create(ctx as unknown as IExecuteFunctions);
 	const GatewayChatModel = gatewayChatModelClass(sdk.BaseChatModel);
@@ -67,6 +69,7 @@ export async function supplyGatewayChatModel(ctx: ISupplyDataFunctions, itemInde
 		node: ctx.getNode(),
 		settings,
 		deadlineMs,
+		idleMs,
 		schemaOf: (tool) => sdk.getParametersJsonSchema(tool),
 	});
 	const supplied = sdk.supplyModel(ctx, model);

@@ -36,6 +36,7 @@ export async function createMessage(this: IExecuteFunctions): Promise<INodeExecu
 				itemIndex,
 				what: WHAT,
 				deadlineMs: request.deadlineMs,
+				idleMs: request.idleMs,
 				headers: MESSAGES_HEADERS,
 				replyStream: MessageEventStream,
 				answerText: messagesAnswerText,

@@ -1,11 +1,12 @@
 /**
  * Gateway Chat in a real n8n (test/e2e/workflows/chat-*.json and examples/chat-summariser.json):
  * the same output with and without Stream, reasoning and effort on the wire, broken and error
- * streams as error items, and an unknown model in plain words. Under `n8n execute` the run is
+ * streams as error items, a stream that goes silent ended at Idle Timeout (Messages too), and an
+ * unknown model in plain words. Under `n8n execute` the run is
  * not streamed to a chat, so this checks the aggregate path.
  */
 import type { E2eItem } from './harness';
-import { describeWorkflow, gatewayRequests, loadE2eResults, nodeItems, workflowError, workflowResult } from './harness';
+import { describeWorkflow, gatewayRequests, loadE2eResults, nodeItems, nodeRun, workflowError, workflowResult } from './harness';
 
 const results = () => loadE2eResults();
 const chatBodies = (needle: string) =>
@@ -63,6 +64,29 @@ describeWorkflow('mgwChat0002', 'broken and error streams become error items', (
 		expect(items()[2].json.error).toMatch(/^The chat request failed: the connection to 127\.0\.0\.1:\d+ was dropped before the answer was complete$/);
 		expect(items()[3].json.error).toBe('"Messages" row 1 (user) has no content (item 3)');
 		for (const item of items().slice(1)) expect(item.json).not.toHaveProperty('text');
+	});
+});
+
+describeWorkflow('mgwChat0004', 'a stream that goes silent ends at Idle Timeout; keep-alives keep it alive', () => {
+	const id = 'mgwChat0004';
+	const silentWords = (what: string) =>
+		new RegExp(`^${what} failed: the gateway sent nothing for 1 s after [\\d,]+ characters of the answer \\(\\d+ events\\), the limit set by Idle Timeout \\(Seconds\\)$`);
+
+	it.each([
+		['Chat Streamed', 'The chat request', '/v1/chat/completions'],
+		['Messages Streamed', 'The messages request', '/v1/messages'],
+	])('%s: the silent item fails in plain words, sent once; the others answer whole', (node, what, path) => {
+		const items = nodeItems(results(), id, node);
+		expect(items.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+		expect(items[0].json.text).toBe('Echo from chat-sonnet-5: all good here');
+		expect(String(items[1].json.error)).toMatch(silentWords(what));
+		expect(items[1].json).not.toHaveProperty('text');
+		expect(String(items[2].json.text)).toContain('twelve');
+		const silent = gatewayRequests((request) => request.path === path && request.rawBody.includes('[stall-after:700]"'));
+		expect(silent).toHaveLength(1);
+		// The silent item ended at about 1 s, the kept-alive one after its 2.5 s: nobody waited for the Timeout of 30 s.
+		expect(nodeRun(results(), id, node).executionTimeMs).toBeLessThan(15_000);
+		expect(workflowResult(results(), id).status).toBe('success');
 	});
 });
 

@@ -21,14 +21,16 @@ export interface CaseOverrides extends Partial<Omit<Scenario, 'plan'>> {
 	video?: Partial<VideoPlan>;
 	early?: RunPlan['early'];
 	balance?: RunPlan['balance'];
+	silence?: RunPlan['silence'];
 }
 
 export function scenario(node: NodeKind, overrides: CaseOverrides = {}): Scenario {
-	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, early, balance, ...rest } = overrides;
+	const { answers = [], text = 'The fern grows', toolCall = false, toolArgs = 'object', toolIndex = 'given', video = {}, early, balance, silence, ...rest } = overrides;
 	const plan: RunPlan = {
 		answers,
 		...(early ? { early } : {}),
 		...(balance ? { balance } : {}),
+		...(silence ? { silence } : {}),
 		text,
 		toolCall,
 		toolArgs,

@@ -103,6 +103,11 @@ function frameOption(scenario: Scenario): IDataObject {
 	return scenario.node.startsWith('video') ? { imageBinaryProperty: 'frame' } : { binaryAttachments: 'frame' };
 }
 
+/** Idle Timeout as drawn (issue 28), on every chat node: where it does not apply (no stream), it must change nothing. */
+function idleOption(scenario: Scenario): IDataObject {
+	return scenario.idleSeconds === undefined ? {} : { idleTimeoutSeconds: scenario.idleSeconds };
+}
+
 function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 	const model = (value: string) => ({ __rl: true, mode: 'id', value });
 	const prompt = (i: number) => `A fern in the rain, item ${i}`;
@@ -117,11 +122,11 @@ function parametersOf(scenario: Scenario): (itemIndex: number) => IDataObject {
 					messages: { values: [{ role: 'user', content: `Hello ${i}` }] },
 					maxTokens: 100,
 					stream: scenario.node.endsWith('Stream'),
-					options: { timeoutSeconds: scenario.deadlineSeconds, ...frameOption(scenario) },
+					options: { timeoutSeconds: scenario.deadlineSeconds, ...idleOption(scenario), ...frameOption(scenario) },
 				};
 			case 'modelGenerate':
 			case 'modelStream':
-				return { model: model('chat-sonnet-5'), options: { timeoutSeconds: scenario.deadlineSeconds } };
+				return { model: model('chat-sonnet-5'), options: { timeoutSeconds: scenario.deadlineSeconds, ...idleOption(scenario) } };
 			case 'image':
 				return { model: model('img-image-2'), prompt: prompt(i), n: 1, responseFormat: scenario.imageFormat, options: {} };
 			case 'imageEdit': {

@@ -118,6 +118,15 @@ export interface RunPlan {
 	video: VideoPlan;
 	/** Gateway Account runs: the balance the gateway reports (unset: none, every balance path a 404). */
 	balance?: BalancePlan;
+	/** Streamed answers (issue 28, Idle Timeout): each goes silent as this says (unset, or `ms` 0: never). */
+	silence?: SilencePlan;
+}
+
+/** After `afterEvents` events of a streamed answer, `ms` of silence: nothing at all, or keep-alive comments (`pings`). */
+export interface SilencePlan {
+	afterEvents: number;
+	ms: number;
+	pings: boolean;
 }
 
 /** The balance answers of a run: which interface answers, the money rule of /api/status, the amounts and how they are written. */
@@ -226,12 +235,23 @@ export interface LoggedRequest {
 	settledAt?: number;
 	/** How long the gateway paused while answering, by plan (head delay, keep-alives, drips, stall). */
 	pausedMs: number;
+	/** Each time the answer went quiet after its head (a stall, a silence): planned length, keep-alives or none, when the client left during it. */
+	silences?: Silence[];
 	/** A secret was quoted into a video task's status (which then names no state the node knows). */
 	statusQuoted?: boolean;
 	/** The answer called this tool with arguments that cannot be run (not a JSON object). */
 	malformedToolCall?: string;
 	/** Answered before its body was read whole, and how the gateway went on. */
 	early?: EarlyMode;
+}
+
+export interface Silence {
+	startedAt: number;
+	plannedMs: number;
+	/** Keep-alive comments were sent during it (a sign of life). */
+	pings: boolean;
+	/** The client closed the connection during it. */
+	clientLeftAt?: number;
 }
 
 export interface RunState {
@@ -451,7 +471,7 @@ export class FuzzGateway {
 	}
 
 	private async answer(state: RunState, logged: LoggedRequest, socket: Socket, res: http.ServerResponse): Promise<void> {
-		await deliver(socket, this.reply(state, logged), state.plan.answers[this.ownIndex(state, logged)] ?? CLEAN, logged, res);
+		await deliver(socket, this.reply(state, logged), state.plan.answers[this.ownIndex(state, logged)] ?? CLEAN, logged, res, state.plan.silence);
 	}
 
 	private ownIndex(state: RunState, logged: LoggedRequest): number {
@@ -717,7 +737,7 @@ function writeRaw(socket: Socket, reply: Reply, _a: number, _b: number): void {
 }
 
 /** Writes the answer as planned: after a delay, dripped, with keep-alives, cut, or stalled. */
-async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: LoggedRequest, _res: http.ServerResponse): Promise<void> {
+async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: LoggedRequest, _res: http.ServerResponse, silence?: SilencePlan): Promise<void> {
 	const streamed = !Buffer.isBuffer(reply.body);
 	const headBytes = Buffer.from(head(reply));
 	const pieces: Buffer[] = [headBytes, ...(Buffer.isBuffer(reply.body) ? [reply.body] : reply.body.map((frame) => Buffer.from(frame)))];
@@ -732,6 +752,16 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 	const paused = async (ms: number) => {
 		logged.pausedMs += ms;
 		await wait(ms);
+	};
+	/** A quiet time after the head, logged with when the client left during it: keep-alives every 100 ms, or nothing. */
+	const quiet = async (ms: number, pings: boolean) => {
+		const silence: Silence = { startedAt: Date.now(), plannedMs: ms, pings };
+		(logged.silences ??= []).push(silence);
+		const left = () => (silence.clientLeftAt ??= Date.now());
+		socket.once('close', left);
+		for (const until = Date.now() + ms; Date.now() < until && !gone(); await paused(Math.min(100, until - Date.now()))) if (pings) await write(Buffer.from(': keep-alive\n\n'));
+		socket.removeListener('close', left);
+		if (gone()) left();
 	};
 	if (answer.headDelayMs > 0) await paused(answer.headDelayMs);
 	// Drips are bounded: at most DRIP_BUDGET_MS of pauses for the whole answer.
@@ -753,9 +783,8 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 		if (p === 1 && streamed && answer.keepAliveMs > 0) {
 			for (const until = Date.now() + answer.keepAliveMs; Date.now() < until && !gone(); await paused(100)) await write(Buffer.from(': keep-alive\n\n'));
 		}
-		if (p === 1 && answer.kind === 'stall') {
-			for (const until = Date.now() + answer.stallMs; Date.now() < until && !gone(); await paused(100)) if (streamed) await write(Buffer.from(': keep-alive\n\n'));
-		}
+		if (p === 1 && answer.kind === 'stall') await quiet(answer.stallMs, streamed);
+		if (streamed && silence && silence.ms > 0 && p === 1 + silence.afterEvents) await quiet(silence.ms, silence.pings);
 		const chunk = dripChunk > 0 ? dripChunk : piece.length;
 		for (let at = 0; at < piece.length; at += chunk) {
 			let bytes = piece.subarray(at, Math.min(piece.length, at + chunk));

@@ -173,3 +173,29 @@ describe('balance', () => {
 		expect(broken('account', outcome({ output: [{ json: good }] }), state([]))).toEqual(['balance']);
 	});
 });
+
+describe('idle (issue 28)', () => {
+	const streamed = scenario('chatStream', { deadlineSeconds: 3, idleSeconds: 1 });
+	const brokenIdle = (s: typeof streamed, o: Outcome, r: RunState) => [...new Set(checkRun(s, o, r).map((v) => v.invariant).filter((name) => name !== 'works'))];
+	const silent = (plannedMs: number, clientLeftAt?: number, pings = false) => request({ silences: [{ startedAt: 10, plannedMs, pings, clientLeftAt }] });
+	const idleWords = 'The chat request failed: the gateway sent nothing for 1 s after 12 characters of the answer (3 events), the limit set by Idle Timeout (Seconds)';
+
+	it('finds a silence sat through far past the idle limit, and lets one ended in time pass', () => {
+		expect(brokenIdle(streamed, outcome({ settledAt: 2900 }), state([silent(4000, 3500)], 4000))).toEqual(['idle']);
+		expect(brokenIdle(streamed, outcome({ error: new Error(idleWords), settledAt: 1200 }), state([silent(4000, 1100)], 1300))).toEqual([]);
+		// With keep-alives the silence is no silence: Timeout ends it.
+		expect(brokenIdle(streamed, outcome({ settledAt: 2900 }), state([silent(4000, 3000, true)], 4000))).toEqual([]);
+	});
+
+	it('finds idle words where no silence came near the limit, where no limit applies, or with the wrong seconds', () => {
+		expect(brokenIdle(streamed, outcome({ error: new Error(idleWords) }), state([silent(150, 160)]))).toEqual(['idle']);
+		expect(brokenIdle(scenario('chat', { deadlineSeconds: 3, idleSeconds: 1 }), outcome({ error: new Error(idleWords) }), state([silent(4000, 1100)]))).toEqual(['idle']);
+		expect(brokenIdle(streamed, outcome({ error: new Error(idleWords.replace('for 1 s', 'for 2 s')) }), state([silent(4000, 1100)]))).toEqual(['idle']);
+		expect(brokenIdle(streamed, outcome({ error: new Error('The chat request failed: the gateway sent nothing for 1 s') }), state([silent(4000, 1100)]))).toEqual(['idle']);
+	});
+
+	it('finds a request given up on after a silence that was sent again', () => {
+		const first = request({ body: '{"a":1}', at: 10, silences: [{ startedAt: 20, plannedMs: 4000, pings: false, clientLeftAt: 1100 }] });
+		expect(brokenIdle(streamed, outcome({ error: new Error(idleWords), settledAt: 1200 }), state([first, request({ body: '{"a":1}', at: 1150 })], 1300))).toEqual(['idle']);
+	});
+});

@@ -3,15 +3,15 @@
  * on what the gateway saw (the run's request log). Each check returns violations in words, so a
  * failing property says which promise broke and where.
  */
-import type { LoggedRequest, RunState, Secrets } from './gateway';
+import type { LoggedRequest, RunState, Secrets, Silence } from './gateway';
 import { BALANCE_PATHS } from './gateway';
 import { GRACE_MS } from './drive';
 import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
-import { deadlineMs, storeOf } from './scenario';
+import { deadlineMs, idleMs, storeOf } from './scenario';
 import { secretEncodings } from '../helpers/secretEncodings';
 
-export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink' | 'balance';
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink' | 'balance' | 'idle';
 
 export interface Violation {
 	invariant: InvariantName;
@@ -342,6 +342,8 @@ function checkWorks(scenario: Scenario, outcome: Outcome, state: RunState): Viol
 	// given up on under load: that is no failure to work.
 	const pausedMs = state.requests.reduce((sum, request) => sum + request.pausedMs, 0);
 	if (pausedMs * 2 > deadlineMs(scenario)) return [];
+	// A stream silent about as long as its Idle Timeout rightly fails (checkIdle says whether in time, and in which words).
+	if (mayGoIdle(scenario, state)) return [];
 	// "SUCCESS detail … ***" is no status the node knows: it rightly reads the task as not done.
 	if (state.requests.some((request) => request.statusQuoted)) return [];
 	// A tool call the model garbled rightly fails the run (checkMalformedToolCall).
@@ -417,6 +419,49 @@ function checkBalance(scenario: Scenario, outcome: Outcome): Violation[] {
 	return violations;
 }
 
+/** The node measures silence from the last byte it read, a moment before the gateway's silence began: this much either way. */
+const IDLE_SLACK_MS = 700;
+const IDLE_WORDS =
+	/sent nothing for (\d+(?:\.\d+)?) s (after the request was sent|after the answer began, before its first event|after [\d,]+ events?, before any text of the answer|after [\d,]+ characters of the answer \([\d,]+ events?\)), the limit set by Idle Timeout \(Seconds\)/;
+
+/** The answer's quiet times without a sign of life (no keep-alive), over the run. */
+const lifeless = (state: RunState): Silence[] => state.requests.flatMap((request) => request.silences ?? []).filter((silence) => !silence.pings);
+
+/** The run has an idle limit and a stream went silent about as long as it, or longer. */
+function mayGoIdle(scenario: Scenario, state: RunState): boolean {
+	const idle = idleMs(scenario);
+	return idle !== undefined && lifeless(state).some((silence) => silence.plannedMs >= idle - IDLE_SLACK_MS);
+}
+
+/**
+ * Idle Timeout (issue 28): where it applies (a streamed answer, shorter than Timeout), no silence
+ * is sat through for longer than the limit plus the grace; an idle error comes only after a silence
+ * about that long, only where the limit applies, says the limit's seconds and what had arrived in
+ * the words of the nodes, and the request it ended is never sent again.
+ */
+function checkIdle(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
+	const idle = idleMs(scenario);
+	const violations: Violation[] = [];
+	const said = [outcome.error === undefined ? '' : visibleText(errorFields(outcome.error)), ...outcome.output.map((item) => visibleText(item.json.error ?? ''))].join(' ');
+	if (said.includes('sent nothing for')) {
+		const words = IDLE_WORDS.exec(said);
+		if (idle === undefined) violations.push({ invariant: 'idle', detail: `an idle error where no idle limit applies: ${said.slice(0, 200)}` });
+		else if (!words) violations.push({ invariant: 'idle', detail: `an idle error not in the nodes' words: ${said.slice(0, 300)}` });
+		else if (Number(words[1]) * 1000 !== idle) violations.push({ invariant: 'idle', detail: `the error names ${words[1]} s, the limit is ${idle} ms` });
+		else if (!mayGoIdle(scenario, state)) violations.push({ invariant: 'idle', detail: `an idle error, but no silence came near ${idle} ms: ${said.slice(0, 200)}` });
+	}
+	if (idle === undefined) return violations;
+	for (const request of state.requests) {
+		for (const silence of (request.silences ?? []).filter((one) => !one.pings)) {
+			const waited = (silence.clientLeftAt ?? silence.startedAt + silence.plannedMs) - silence.startedAt;
+			if (silence.plannedMs > idle + GRACE_MS && waited > idle + GRACE_MS) violations.push({ invariant: 'idle', detail: `sat through ${waited} ms of silence with Idle Timeout ${idle} ms` });
+			const again = silence.clientLeftAt !== undefined && state.requests.some((later) => later.at > request.at && later.path === request.path && later.body === request.body);
+			if (again) violations.push({ invariant: 'idle', detail: `the request given up on after ${waited} ms of silence was sent again` });
+		}
+	}
+	return violations;
+}
+
 export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	return [
 		...checkWorks(scenario, outcome, state),
@@ -431,5 +476,6 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkMalformedToolCall(scenario, outcome, state),
 		...checkResultLink(outcome),
 		...checkBalance(scenario, outcome),
+		...checkIdle(scenario, outcome, state),
 	];
 }

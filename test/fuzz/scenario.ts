@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import type { Answer, BalancePlan, EarlyMode, Leak, PendingState, RunPlan, Secrets, ToolArgsForm, ToolIndexForm } from './gateway';
+import type { Answer, BalancePlan, EarlyMode, Leak, PendingState, RunPlan, Secrets, SilencePlan, ToolArgsForm, ToolIndexForm } from './gateway';
 import { HEADER_VALUE_SLOT } from './gateway';
 
 export const NODE_KINDS = [
@@ -34,6 +34,8 @@ export interface Scenario {
 	secrets: Secrets;
 	/** Timeout (Seconds) of the chat nodes and the model; Max Wait of Generate is at least 5. */
 	deadlineSeconds: number;
+	/** Idle Timeout (Seconds) of the chat nodes and the model (issue 28); unset: its default, 60, beyond every Timeout here. */
+	idleSeconds?: number;
 	items: number;
 	continueOnFail: boolean;
 	/** getStatus/download input, and Resume Task ID of generate when `resume` is set. */
@@ -167,8 +169,16 @@ const balanceArb: fc.Arbitrary<BalancePlan> = fc.record({
 	amountForm: fc.constantFrom<BalancePlan['amountForm']>('number', 'number', 'number', 'string', 'missing', 'null'),
 });
 
+/** Issue 28: streamed answers that go silent after some events, for up to 4 s, with keep-alives or without. */
+const silenceArb: fc.Arbitrary<SilencePlan> = fc.record({
+	afterEvents: fc.nat(4),
+	ms: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 100, max: 4000 }) }),
+	pings: fc.boolean(),
+});
+
 export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 	balance: balanceArb,
+	silence: silenceArb,
 	answers: fc.array(answerArb, { maxLength: 4 }),
 	early: fc.array(fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close', 'nodeServer'), { maxLength: 3 }),
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
@@ -202,6 +212,7 @@ export const drawnScenarioArb: fc.Arbitrary<Scenario> = fc.record({
 	node: fc.constantFrom(...NODE_KINDS),
 	secrets: secretsArb,
 	deadlineSeconds: fc.integer({ min: 1, max: 3 }),
+	idleSeconds: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
 	items: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
 	continueOnFail: fc.boolean(),
 	taskIdInput: taskIdInputArb,
@@ -251,4 +262,13 @@ export function deadlineMs(scenario: Scenario): number {
 		if (answer.kind !== 'clean' && answer.kind !== 'wrongType') budget += 2500;
 	}
 	return budget * scenario.items;
+}
+
+/** The kinds that read a streamed answer, where Idle Timeout applies. */
+export const STREAM_KINDS: NodeKind[] = ['chatStream', 'messagesStream', 'modelStream'];
+
+/** The run's idle limit in ms where it applies (a streamed answer, and shorter than Timeout: else Timeout comes first). */
+export function idleMs(scenario: Scenario): number | undefined {
+	if (!STREAM_KINDS.includes(scenario.node) || scenario.idleSeconds === undefined) return undefined;
+	return scenario.idleSeconds < scenario.deadlineSeconds ? scenario.idleSeconds * 1000 : undefined;
 }

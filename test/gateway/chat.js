@@ -8,7 +8,7 @@ const { invalidRequest } = require('./errors');
 const { requireModel } = require('./models');
 const { has, rateLimitOnce, streamContentType } = require('./magic');
 const { countTokens, splitPieces, applyStop, contentText, fitOutput } = require('./reply');
-const { dataFrame, magicInterrupt, streamFrames } = require('./sse');
+const { dataFrame, magicInterrupt, magicStall, streamFrames } = require('./sse');
 const { BoundedMap, randomHex, unixNow } = require('./util');
 const { attachmentSummary, messageAttachments } = require('./attachments');
 const { jsonAnswer, NOT_JSON_ANSWER } = require('./json-answer');
@@ -316,7 +316,7 @@ function streamAnswer(ctx, head, answer, conversation) {
 		doneFrame(conversation),
 	];
 	const interrupt = magicInterrupt(conversation, 1 + reasoningFrames.length, textFrames.length, STREAM_ERROR);
-	return streamFrames(pacedResponse(ctx.res, conversation), frames, interrupt, streamContentType(conversation));
+	return streamFrames(pacedResponse(ctx.res, conversation), frames, interrupt, streamContentType(conversation), magicStall(conversation));
 }
 
 /**

@@ -6,7 +6,7 @@ const { invalidRequest } = require('./errors');
 const { requireModel } = require('./models');
 const { has, rateLimitOnce, streamContentType } = require('./magic');
 const { countTokens, splitPieces, applyStop, contentText, fitOutput, thinkingSignature } = require('./reply');
-const { eventFrame, magicInterrupt, streamFrames } = require('./sse');
+const { eventFrame, magicInterrupt, magicStall, streamFrames } = require('./sse');
 const { randomHex } = require('./util');
 const { attachmentSummary, messageAttachments } = require('./attachments');
 const { jsonAnswer, NOT_JSON_ANSWER } = require('./json-answer');
@@ -245,7 +245,7 @@ function streamAnswer(ctx, head, answer, conversation) {
 		eventFrame('message_stop', { type: 'message_stop' }),
 	);
 	const interrupt = magicInterrupt(conversation, textStart, textDeltaCount, STREAM_ERROR);
-	return streamFrames(pacedResponse(ctx.res, conversation), frames, interrupt, streamContentType(conversation));
+	return streamFrames(pacedResponse(ctx.res, conversation), frames, interrupt, streamContentType(conversation), magicStall(conversation));
 }
 
 async function create(ctx) {

@@ -37,6 +37,7 @@ const input = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
 	extraBody: {},
 	includeRawResponse: false,
 	deadlineMs: 600_000,
+	idleMs: 60_000,
 	...overrides,
 });
 
@@ -88,6 +89,7 @@ describe('Gateway Chat description', () => {
 			'concurrency',
 			'effort',
 			'extraBody',
+			'idleTimeoutSeconds',
 			'urlAttachments',
 			'includeRawResponse',
 			'responseFormat',
@@ -98,6 +100,7 @@ describe('Gateway Chat description', () => {
 			'topP',
 		]);
 		expect(options.find((o) => o.name === 'timeoutSeconds')).toMatchObject({ default: 600, type: 'number' });
+		expect(options.find((o) => o.name === 'idleTimeoutSeconds')).toMatchObject({ displayName: 'Idle Timeout (Seconds)', default: 60, type: 'number' });
 		expect(options.find((o) => o.name === 'effort')?.hint).toMatch(/xhigh.*chat-opus-4-8/);
 	});
 });
@@ -127,7 +130,16 @@ describe('readChatRequest', () => {
 			extraBody: { seed: 7 },
 			includeRawResponse: true,
 			deadlineMs: 600_000,
+			idleMs: 60_000,
 		});
+	});
+
+	it('reads Idle Timeout (Seconds), 60 unless set, and takes one above Timeout as it is (Timeout comes first)', () => {
+		expect(read({}).idleMs).toBe(60_000);
+		expect(read({ options: { idleTimeoutSeconds: 5 } }).idleMs).toBe(5000);
+		expect(read({ options: { idleTimeoutSeconds: 900, timeoutSeconds: 30 } }).idleMs).toBe(900_000);
+		expect(() => read({ options: { idleTimeoutSeconds: 0 } })).toThrow('"Idle Timeout (Seconds)" must be from 1 to 86400, not 0 (item 0)');
+		expect(() => read({ options: { idleTimeoutSeconds: '={{ $json.x }}x' } })).toThrow(/"Idle Timeout \(Seconds\)" must be a whole number/);
 	});
 
 	it('reads Timeout (Seconds) as the hard limit of the whole answer', () => {

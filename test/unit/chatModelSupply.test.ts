@@ -59,10 +59,11 @@ describe('loading the AI node SDK', () => {
 
 describe('the panel', () => {
 	it('sends the model and max tokens (4096 unless set), and effort and temperature when added', () => {
-		expect(readModelInput(context({ model: model('chat-sonnet-5'), options: {} }), 0)).toEqual({ settings: { model: 'chat-sonnet-5', maxTokens: 4096 }, deadlineMs: 600_000 });
-		expect(readModelInput(context({ model: model('chat-opus-4-8'), options: { effort: 'max', maxTokens: 800, temperature: 0.2, timeoutSeconds: 30 } }), 0)).toEqual({
+		expect(readModelInput(context({ model: model('chat-sonnet-5'), options: {} }), 0)).toEqual({ settings: { model: 'chat-sonnet-5', maxTokens: 4096 }, deadlineMs: 600_000, idleMs: 60_000 });
+		expect(readModelInput(context({ model: model('chat-opus-4-8'), options: { effort: 'max', maxTokens: 800, temperature: 0.2, timeoutSeconds: 30, idleTimeoutSeconds: 20 } }), 0)).toEqual({
 			settings: { model: 'chat-opus-4-8', effort: 'max', maxTokens: 800, temperature: 0.2 },
 			deadlineMs: 30_000,
+			idleMs: 20_000,
 		});
 	});
 
@@ -89,7 +90,7 @@ describe('the node', () => {
 		expect(modelField).toMatchObject({ type: 'resourceLocator', default: { mode: 'list', value: 'chat-sonnet-5' } });
 		expect(modelField?.modes?.[0].typeOptions?.searchListMethod).toBe('searchChatModels');
 		const options = description.properties.find((p) => p.name === 'options')?.options as Array<{ name: string; options?: Array<{ value: string }> }>;
-		expect(options.map((o) => o.name).sort()).toEqual(['effort', 'maxTokens', 'temperature', 'timeoutSeconds']);
+		expect(options.map((o) => o.name).sort()).toEqual(['effort', 'idleTimeoutSeconds', 'maxTokens', 'temperature', 'timeoutSeconds']);
 		expect(options.find((o) => o.name === 'effort')?.options?.map((o) => o.value)).toEqual(['low', 'medium', 'high', 'xhigh', 'max']);
 	});
 });

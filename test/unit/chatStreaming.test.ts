@@ -205,3 +205,16 @@ describe('liveTextFor', () => {
 		expect(liveTextFor(bare, 0)).toBeUndefined();
 	});
 });
+
+describe('what a reply stream had when it went silent (Idle Timeout words)', () => {
+	const event = (text: string) => ({ event: 'message', data: text.slice(6, -2) });
+	it('names the characters of the answer and the events, in thousands as people write them', () => {
+		const reader = new ChatCompletionStream();
+		expect(reader.arrived).toBe('after the answer began, before its first event');
+		reader.take(event(chunk({ role: 'assistant', content: '' })));
+		expect(reader.arrived).toBe('after 1 event, before any text of the answer');
+		reader.take(event(chunk({ content: 'x'.repeat(1234) })));
+		reader.take(event(chunk({ content: 'ok' })));
+		expect(reader.arrived).toBe('after 1,236 characters of the answer (3 events)');
+	});
+});

@@ -315,6 +315,7 @@ describe('Gateway Chat body', () => {
 		extraBody: {},
 		includeRawResponse: false,
 		deadlineMs: 600_000,
+		idleMs: 60_000,
 		...overrides,
 	});
 	const png = pngBytes();
@@ -369,6 +370,7 @@ describe('Gateway Messages body: JSON as a call of the respond tool', () => {
 		extraBody: {},
 		includeRawResponse: false,
 		deadlineMs: 600_000,
+		idleMs: 60_000,
 		...overrides,
 	});
 	const schema = { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] };

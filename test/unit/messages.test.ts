@@ -34,6 +34,7 @@ const input = (overrides: Partial<MessagesRequest> = {}): MessagesRequest => ({
 	extraBody: {},
 	includeRawResponse: false,
 	deadlineMs: 600_000,
+	idleMs: 60_000,
 	...overrides,
 });
 
@@ -104,6 +105,7 @@ describe('Gateway Messages description', () => {
 			'concurrency',
 			'effort',
 			'extraBody',
+			'idleTimeoutSeconds',
 			'urlAttachments',
 			'includeRawResponse',
 			'responseFormat',
@@ -155,6 +157,7 @@ describe('readMessagesRequest', () => {
 			extraBody: { top_k: 40 },
 			includeRawResponse: true,
 			deadlineMs: 600_000,
+			idleMs: 60_000,
 		});
 	});
 

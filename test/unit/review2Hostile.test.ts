@@ -33,7 +33,7 @@ describe('a streamed body that begins with a UTF-8 byte order mark is still read
 		['a keep-alive comment', ': keep-alive\n\ndata: [DONE]\n\n', ':'],
 		['a JSON body', '{"choices":[]}', '{'],
 	])('BOM then %s', async (_, text, first) => {
-		const character = (await answerStart(streamOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])))).first;
+		const character = (await answerStart({ body: streamOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])), alive: () => undefined })).first;
 		expect(character).toBe(first);
 		expect(startsEventStream(character)).toBe(first !== '{');
 	});

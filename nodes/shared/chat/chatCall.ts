@@ -12,7 +12,8 @@ import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
 import type { ServerSentEvent } from '../wire/sse';
 import { headerValue } from '../wire/transport';
-import type { ByteStream, GatewayClient } from '../wire/transport';
+import type { GatewayClient, OpenAnswer } from '../wire/transport';
+import type { IdleLimit } from '../wire/attempt';
 
 /**
  * What a reply stream found wrong: an error the gateway reported in the stream (`payload`), or a
@@ -60,20 +61,32 @@ export abstract class ReplyStream<R> {
 	/** What the end mark is called, for the message when it never comes. */
 	abstract readonly endMark: string;
 	protected done = false;
+	private events = 0;
+	private answerChars = 0;
 
 	/** The stream's own end mark arrived (`[DONE]`, `message_stop`). */
 	get finished(): boolean {
 		return this.done;
 	}
 
+	/** What had arrived, for a stream that went silent: "after 1,234 characters of the answer (3 events)". */
+	get arrived(): string {
+		const events = `${this.events.toLocaleString('en-US')} ${this.events === 1 ? 'event' : 'events'}`;
+		if (this.answerChars > 0) return `after ${this.answerChars.toLocaleString('en-US')} characters of the answer (${events})`;
+		return this.events > 0 ? `after ${events}, before any text of the answer` : 'after the answer began, before its first event';
+	}
+
 	/** Takes one event; returns the answer text it carried (to show at once), if any. Throws StreamFault. */
 	take(event: ServerSentEvent): string | undefined {
+		this.events++;
 		// `data: [DONE] ` with a trailing space is still the end mark.
 		if (event.data.trim() === '[DONE]') {
 			this.done = true;
 			return undefined;
 		}
-		return this.takePayload(eventJson(event), event);
+		const text = this.takePayload(eventJson(event), event);
+		if (text) this.answerChars += text.length;
+		return text;
 	}
 
 	/** One event's payload: the answer text it carried, if any. Throws StreamFault. */
@@ -81,6 +94,26 @@ export abstract class ReplyStream<R> {
 
 	/** The reply in the shape of the non-streamed answer. Throws StreamFault. */
 	abstract reply(): R;
+}
+
+/** An open answer as its readers take it: the body, and the sign of life each chunk read gives (OpenAnswer). */
+export type AnswerBody = Pick<OpenAnswer, 'body' | 'alive'>;
+
+/**
+ * The answer text of a reply stream, piece by piece, as its events arrive; ends with the stream's
+ * end mark (a stream that ends before it is a StreamFault). Every chunk read, a keep-alive comment
+ * too, is a sign of life. The reader of both chat nodes and the Chat Model.
+ */
+export async function* replyTexts<R>(answer: AnswerBody, reader: ReplyStream<R>): AsyncGenerator<string, void, undefined> {
+	for await (const events of readServerSentEvents(answer.body)) {
+		answer.alive();
+		for (const event of events) {
+			const text = reader.take(event);
+			if (text) yield text;
+			if (reader.finished) return;
+		}
+	}
+	throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
 }
 
 export interface ChatCall<R> {
@@ -91,6 +124,8 @@ export interface ChatCall<R> {
 	what: string;
 	/** The hard limit for the whole answer. */
 	deadlineMs: number;
+	/** A streamed answer's idle limit in ms (Idle Timeout): silence this long ends it. */
+	idleMs?: number;
 	/** Headers this format needs (e.g. `anthropic-version`). */
 	headers?: Record<string, string>;
 	/** The format's stream reader, made afresh for each streamed answer. */
@@ -136,6 +171,13 @@ export function liveTextFor(ctx: IExecuteFunctions, itemIndex: number): LiveText
 
 /** The chat nodes' item deadline (their Timeout option), as messages name it. */
 export const CHAT_LIMIT = 'Timeout (Seconds)';
+/** The chat nodes' idle limit of a streamed answer (their Idle Timeout option), as messages name it. */
+export const CHAT_IDLE_LIMIT = 'Idle Timeout (Seconds)';
+
+/** A streamed chat call's idle limit, as the transport takes it. */
+export function chatIdle(idleMs: number | undefined): IdleLimit | undefined {
+	return idleMs === undefined ? undefined : { ms: idleMs, name: CHAT_IDLE_LIMIT };
+}
 
 const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off Stream.';
 
@@ -157,39 +199,29 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 		return reply;
 	}
 
-	const response = await client.stream(request);
+	const response = await client.stream({ ...request, idle: chatIdle(call.idleMs) });
+	const replyStream = new call.replyStream();
 	let reply: R;
 	let begun = false;
 	try {
 		// A stream is recognised by its body: relays send it as text/plain, or with no type at all,
 		// and some ignore `stream` and answer with one JSON object (or with anything else).
-		const start = await answerStart(response.body);
+		const start = await answerStart(response);
 		if (!startsEventStream(start.first)) {
-			const whole = wholeAnswer<R>(call.what, response.status, headerValue(response.headers, 'content-type'), await readAll(response.body, start.readWhole), { itemIndex: call.itemIndex });
+			const whole = wholeAnswer<R>(call.what, response.status, headerValue(response.headers, 'content-type'), await readAll(response, start.readWhole), { itemIndex: call.itemIndex });
 			reply = checkedReply(call, whole);
 			if (live) await passWhole(live, call.answerText(reply));
 			return reply;
 		}
-		const replyStream = new call.replyStream();
 		if (live) {
 			await live.begin();
 			begun = true;
 		}
-		for await (const events of readServerSentEvents(response.body)) {
-			for (const event of events) {
-				const text = replyStream.take(event);
-				if (text && live) await live.write(text);
-				if (replyStream.finished) break;
-			}
-			if (replyStream.finished) break;
-		}
-		if (!replyStream.finished) {
-			throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${replyStream.endMark})`);
-		}
+		for await (const text of replyTexts(response, replyStream)) if (live) await live.write(text);
 		// A stream that ended properly but held no answer is the same error as an empty whole answer.
 		reply = checkedReply(call, replyStream.reply());
 	} catch (error) {
-		const failure = chatFailure(call, error, response.failure);
+		const failure = streamFailure(call.what, error, response.failure, { itemIndex: call.itemIndex, arrived: replyStream.arrived });
 		if (begun && live) await live.fail(failure.shownMessage((text) => client.masker.mask(text))).catch(() => undefined);
 		throw failure;
 	}
@@ -242,13 +274,11 @@ export function wholeAnswer<R>(what: string, status: number, contentType: string
 	return value as R;
 }
 
-/** Any failure of a streamed call as a GatewayError; `readFailure` knows the attempt (timeout, Stop, network). */
-function chatFailure<R>(call: ChatCall<R>, error: unknown, readFailure: ReadFailure): GatewayError {
-	return streamFailure(call.what, error, readFailure, { itemIndex: call.itemIndex });
-}
-
-/** The transport's reading failure (OpenAnswer.failure): `readerAdvice` is what this reader says when the answer broke off. */
-type ReadFailure = (error: unknown, readerAdvice?: string) => GatewayError;
+/**
+ * The transport's reading failure (OpenAnswer.failure): `readerAdvice` is what this reader says when
+ * the answer broke off, `arrived` what it had of the answer when it went silent.
+ */
+type ReadFailure = (error: unknown, readerAdvice?: string, arrived?: string) => GatewayError;
 
 /**
  * A failure while reading a chat answer, streamed or whole, as a GatewayError: an error the
@@ -260,7 +290,7 @@ export function streamFailure(
 	what: string,
 	error: unknown,
 	readFailure: ReadFailure,
-	options: { itemIndex?: number; hint?: string } = {},
+	options: { itemIndex?: number; hint?: string; arrived?: string } = {},
 ): GatewayError {
 	const hint = options.hint ?? STREAM_HINT;
 	if (error instanceof GatewayError) return error;
@@ -274,31 +304,35 @@ export function streamFailure(
 			itemIndex: options.itemIndex,
 		});
 	}
-	return readFailure(error, hint);
+	return readFailure(error, hint, options.arrived);
 }
 
-/** The first character that is not white space, without consuming it; '' for an empty body. */
 /**
  * The answer's first non-blank character (whether it begins an event stream), and, when the peek
  * read a body shorter than it to its end, those bytes: an ended stream cannot take them back, so
  * readAll must be given them.
  */
-export async function answerStart(stream: ByteStream): Promise<{ first: string; readWhole?: Buffer }> {
+export async function answerStart(answer: AnswerBody): Promise<{ first: string; readWhole?: Buffer }> {
+	const { body, alive } = answer;
 	// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
 	for (let size = 4; ; ) {
-		const head = await peekStream(stream, size);
-		const ended = stream.readableEnded === true || head.length < size;
+		const head = await peekStream(body, size);
+		if (head.length > 0) alive();
+		const ended = body.readableEnded === true || head.length < size;
 		const text = head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
 		if (text !== '' || ended) return { first: text.charAt(0), readWhole: ended ? head : undefined };
 		size = head.length + 1;
 	}
 }
 
-/** The whole answer as text; `readWhole`: what answerStart already read of an ended body. */
-export async function readAll(stream: ByteStream, readWhole?: Buffer): Promise<string> {
+/** The whole answer as text, each chunk a sign of life; `readWhole`: what answerStart already read of an ended body. */
+export async function readAll(answer: AnswerBody, readWhole?: Buffer): Promise<string> {
 	if (readWhole !== undefined) return readWhole.toString('utf8');
 	const parts: Buffer[] = [];
-	for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+	for await (const chunk of answer.body) {
+		answer.alive();
+		parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+	}
 	return Buffer.concat(parts).toString('utf8');
 }
 

@@ -11,14 +11,30 @@ export const DEFAULT_MAX_TOKENS = 4096;
 /** Long enough for a long answer; a relay that only sends keep-alives is given up on after it. */
 export const DEFAULT_CHAT_TIMEOUT_SECONDS = 600;
 
-export const chatTimeoutOption: INodeProperties = {
-	displayName: 'Timeout (Seconds)',
-	name: 'timeoutSeconds',
-	type: 'number',
-	typeOptions: { minValue: 1, maxValue: 86_400, numberPrecision: 0 },
-	default: DEFAULT_CHAT_TIMEOUT_SECONDS,
-	description: 'The longest the whole answer may take, streamed or not, from sending the request to its last word. Keep-alive messages do not extend it.',
-};
+/** The chat limits (Timeout, Idle Timeout): whole seconds from 1 to a day, the range chatInput.ts checks. */
+export const CHAT_LIMIT_RANGE = { min: 1, max: 86_400 };
+
+function secondsOption(displayName: string, name: string, seconds: number, description: string): INodeProperties {
+	return { displayName, name, type: 'number', typeOptions: { minValue: CHAT_LIMIT_RANGE.min, maxValue: CHAT_LIMIT_RANGE.max, numberPrecision: 0 }, default: seconds, description };
+}
+
+export const chatTimeoutOption = secondsOption(
+	'Timeout (Seconds)',
+	'timeoutSeconds',
+	DEFAULT_CHAT_TIMEOUT_SECONDS,
+	'The longest the whole answer may take, streamed or not, from sending the request to its last word. Keep-alive messages do not extend it.',
+);
+
+/** n8n's OpenAI node gives up on a stream after a minute without a byte; so does this one by default. */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
+
+/** `options.idleTimeoutSeconds` of Chat, Messages and the Chat Model (chatInput.ts reads it). */
+export const idleTimeoutOption = secondsOption(
+	'Idle Timeout (Seconds)',
+	'idleTimeoutSeconds',
+	DEFAULT_IDLE_TIMEOUT_SECONDS,
+	'For a streamed answer: the longest the gateway may send nothing at all (keep-alive comments count as a sign of life) before the item fails, saying what had arrived. Timeout still bounds the whole answer: a value above it changes nothing.',
+);
 
 const ROLE_OPTIONS: Record<string, INodePropertyOptions> = {
 	system: { name: 'System', value: 'system', description: 'Instructions that steer the whole conversation' },

@@ -6,7 +6,7 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKENS, DEFAULT_CHAT_TIMEOUT_SECONDS, EFFORT_LEVELS } from './chatDescriptions';
+import { CHAT_LIMIT_RANGE, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_TOKENS, DEFAULT_CHAT_TIMEOUT_SECONDS, EFFORT_LEVELS } from './chatDescriptions';
 import { readJsonRequest } from './jsonReply';
 import type { JsonRequest } from './jsonReply';
 import { BINARY_ATTACHMENTS_FIELD, URL_ATTACHMENTS_FIELD, lastUserIndex } from '../files/attachments';
@@ -45,6 +45,8 @@ export interface ChatParameters {
 	extraBody: IDataObject;
 	includeRawResponse: boolean;
 	deadlineMs: number;
+	/** Idle Timeout of a streamed answer, in ms. */
+	idleMs: number;
 }
 
 /** What a chat item sends: its request, the body built from it (without files) and its attachments' plan. */
@@ -83,6 +85,7 @@ export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fi
 		extraBody: checkedExtraBody(ctx, itemIndex, options.extraBody),
 		includeRawResponse: options.includeRawResponse === true,
 		deadlineMs: readChatDeadline(ctx, itemIndex, options),
+		idleMs: readIdleTimeout(ctx, itemIndex, options),
 	};
 	return { parameters, options };
 }
@@ -195,6 +198,15 @@ export function readEffort(ctx: IExecuteFunctions, itemIndex: number, value: unk
 
 /** `options.timeoutSeconds`: the hard limit for one answer, streamed or not, in milliseconds. */
 export function readChatDeadline(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): number {
-	const seconds = readInteger(ctx, itemIndex, options.timeoutSeconds ?? DEFAULT_CHAT_TIMEOUT_SECONDS, 'Timeout (Seconds)', { min: 1, max: 86_400 });
+	const seconds = readInteger(ctx, itemIndex, options.timeoutSeconds ?? DEFAULT_CHAT_TIMEOUT_SECONDS, 'Timeout (Seconds)', CHAT_LIMIT_RANGE);
 	return seconds * 1000;
+}
+
+/**
+ * `options.idleTimeoutSeconds`: a streamed answer's idle limit, in milliseconds. One at or above
+ * Timeout is taken as it is and changes nothing: the transport arms no idle limit that the
+ * deadline would not beat (transport.ts, GatewayCall.idle), so it is never refused.
+ */
+export function readIdleTimeout(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): number {
+	return readInteger(ctx, itemIndex, options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS, 'Idle Timeout (Seconds)', CHAT_LIMIT_RANGE) * 1000;
 }

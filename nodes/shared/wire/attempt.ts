@@ -15,7 +15,7 @@ import { MultipartForm } from './multipart';
 import { StreamedBody, stalledFileOf } from './streamedBody';
 import type { OpenedBody } from './streamedBody';
 import { secondsText } from './retry';
-import { CancelledError, deadlineSignal } from './timing';
+import { CancelledError, IdleWatch, deadlineSignal } from './timing';
 
 /** What a readable HTTP body offers without importing Node's stream module (n8n's rules). */
 export interface ByteStream extends AsyncIterable<Buffer | Uint8Array | string> {
@@ -50,13 +50,23 @@ function mayHaveActedBy(status: number): boolean {
 	return status >= 500 || status === 408;
 }
 
+/** The idle limit of a streamed answer: the longest silence allowed, and its name as the user knows it. */
+export interface IdleLimit {
+	ms: number;
+	name: string;
+}
+
 /**
- * One attempt's time limit and the execution's cancel signal as one signal. `reason()` says which
- * ended it, so a timeout and a Stop are told apart.
+ * One attempt's time limit, its idle limit (a streamed answer's) and the execution's cancel signal
+ * as one signal; `timedOut`, `idled` and `cancelled` say which ended it. The idle watch runs from
+ * the request sent whole to the answer's last byte: the request sent, each answer's head and each
+ * chunk its reader reads (OpenAnswer.alive) are signs of life. Whichever limit ends the attempt
+ * first is the one reported: the others stop.
  */
 export class AttemptSignal {
 	readonly signal: AbortSignal;
 	private readonly deadline: AbortSignal;
+	private readonly idleWatch: IdleWatch | undefined;
 	/**
 	 * Set when the request body's file failed (could not be opened, or is not the file checked):
 	 * the call fails with this error as it is (the item's own), never retried nor read as the network's.
@@ -77,9 +87,19 @@ export class AttemptSignal {
 		readonly cutBy?: string,
 		/** The name of the attempt's own limit, when the user set it ("Timeout (Seconds)"). */
 		private readonly ownLimitName?: string,
+		/** A streamed answer's idle limit, when it is shorter than the attempt's own. */
+		readonly idle?: IdleLimit,
 	) {
 		this.deadline = deadlineSignal(deadlineMs);
-		this.signal = cancel ? AbortSignal.any([this.deadline, cancel]) : this.deadline;
+		const ends = [this.deadline, ...(cancel ? [cancel] : [])];
+		if (idle) {
+			const watch = new IdleWatch(idle.ms);
+			this.idleWatch = watch;
+			// The deadline first: the idle limit never fires after it (a Stop is told apart by `cancelled`, which wins).
+			this.deadline.addEventListener('abort', () => watch.stop(), { once: true });
+			ends.push(watch.signal);
+		}
+		this.signal = ends.length > 1 ? AbortSignal.any(ends) : this.deadline;
 	}
 
 	get cancelled(): boolean {
@@ -92,7 +112,22 @@ export class AttemptSignal {
 	}
 
 	get timedOut(): boolean {
-		return this.deadline.aborted && !this.cancelled;
+		return this.deadline.aborted && !this.cancelled && !this.idled;
+	}
+
+	/** The idle limit ended the attempt (it stops once another limit has). */
+	get idled(): boolean {
+		return this.idleWatch?.signal.aborted === true && !this.cancelled;
+	}
+
+	/** A sign of life: the request sent whole, the answer's head, a byte of its body. */
+	alive(): void {
+		this.idleWatch?.alive();
+	}
+
+	/** The answer is read, or gone: its silence no longer matters. */
+	answerDone(): void {
+		this.idleWatch?.stop();
 	}
 
 	/**
@@ -142,7 +177,10 @@ export function bodyType(body: RequestBody): string {
 export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, body: RequestBody | undefined, attempt: AttemptSignal): Promise<RawResponse> {
 	const encoded = body !== undefined && options.method !== 'GET' ? encodeBody(body) : undefined;
 	if (!(encoded instanceof StreamedBody)) {
+		// A body in one piece is sent at once: the silence is the gateway's from here.
+		attempt.alive();
 		const response = (await http(encoded === undefined ? options : { ...options, body: encoded })) as RawResponse;
+		attempt.alive();
 		attempt.bind(response.body);
 		return response;
 	}
@@ -157,6 +195,9 @@ export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, 
 		if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error, attempt.limitWords) : error instanceof Error ? error : new Error(String(error));
 		throw attempt.bodyFailure ?? error;
 	}
+	// A streamed body: the silence is the gateway's once the body was sent whole.
+	if (Buffer.isBuffer(opened.body)) attempt.alive();
+	else opened.body.once('end', () => attempt.alive());
 	const headers = { ...(options.headers as Record<string, string>), 'Content-Length': String(encoded.size) };
 	// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
 	const streamed = { ...options, headers, body: opened.body as unknown as IHttpRequestOptions['body'] };
@@ -175,6 +216,7 @@ export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, 
 		}
 	}
 	if (!opened.ended) attempt.upload = 'answeredEarly';
+	attempt.alive();
 	response.body.once('close', opened.close);
 	response.body.once('end', opened.close);
 	attempt.bind(response.body);

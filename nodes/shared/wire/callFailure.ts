@@ -27,6 +27,9 @@ export interface FailingCall {
 
 const ERROR_BODY_LIMIT = 64 * 1024;
 
+/** An answer that went silent after it had begun: the gateway was at work on it, so it may bill it. */
+const ANSWER_BEGUN = 'The gateway had begun the answer, so it may bill it even so; it was not sent again. What had arrived was discarded. A model that rightly thinks this long between words needs a longer limit.';
+
 /** The fields an error of a call carries: its item and the fields it keeps (e.g. a task id). */
 export function callExtra(call: Pick<FailingCall, 'itemIndex' | 'errorFields'>, more: Partial<GatewayErrorInit> = {}): Partial<GatewayErrorInit> {
 	return { itemIndex: call.itemIndex, fields: { ...(call.errorFields ?? {}) }, ...more };
@@ -88,12 +91,18 @@ export class CallFailures {
 	}
 
 	/**
-	 * A failure while sending or reading: a Stop, the deadline, or the network. `readerAdvice`: what
-	 * the reader of an answer that broke off says to do (a download: how to try again); a Stop needs none.
+	 * A failure while sending or reading: a Stop, the idle limit, the deadline, or the network.
+	 * `readerAdvice`: what the reader of an answer that broke off says to do (a download: how to try
+	 * again); a Stop needs none. `arrived`: what the reader had of the answer ("after 1,234
+	 * characters of the answer (3 events)"), for an answer that went silent.
 	 */
-	noAnswer(error: unknown, attempt: AttemptSignal, what = this.what, readerAdvice?: string): GatewayError {
+	noAnswer(error: unknown, attempt: AttemptSignal, what = this.what, readerAdvice?: string, arrived?: string): GatewayError {
 		if (error instanceof GatewayError) return error;
 		if (attempt.cancelled) return this.cancelled(attempt.mayHaveActed(this.call.body !== undefined));
+		if (attempt.idled && attempt.idle) {
+			const headline = `${what} failed: the gateway sent nothing for ${secondsText(attempt.idle.ms)} s ${arrived ?? 'after the request was sent'}, the limit set by ${attempt.idle.name}`;
+			return deadlineError(headline, this.sent(attempt), this.extra(), arrived === undefined ? undefined : ANSWER_BEGUN);
+		}
 		if (attempt.timedOut || isAbortError(error)) {
 			const headline = attempt.cutBy
 				? `${what} failed: no complete answer within the ${secondsText(attempt.deadlineMs)} s left of ${attempt.cutBy}`

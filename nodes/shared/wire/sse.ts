@@ -135,7 +135,9 @@ export class ServerSentEventParser {
 /**
  * The events of an answer body, in order. Bytes are decoded as a stream, so a character split
  * across network chunks arrives whole. Events are handed over per network chunk (an array), so
- * a stream of many small events costs one await per chunk, not one per event.
+ * a stream of many small events costs one await per chunk, not one per event; a chunk that
+ * completes no event (a keep-alive comment, a piece of a line) is an empty array, so the reader
+ * sees every sign of life (Idle Timeout).
  */
 export async function* readServerSentEvents(
 	stream: ByteStream | AsyncIterable<Buffer | Uint8Array | string>,
@@ -145,8 +147,7 @@ export async function* readServerSentEvents(
 	try {
 		for await (const chunk of stream) {
 			const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-			const events = parser.push(text);
-			if (events.length > 0) yield events;
+			yield parser.push(text);
 		}
 		const events = parser.end(parser.push(decoder.decode()));
 		if (events.length > 0) yield events;

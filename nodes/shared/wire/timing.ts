@@ -49,6 +49,69 @@ export function deadlineSignal(ms: number): AbortSignal {
 	return signal;
 }
 
+/** What an idle watch's timer needs: the time, and a deadline `ms` from now (deadlineSignal; tests pass a virtual one). */
+export interface TimerSource {
+	now(): number;
+	deadline(ms: number): AbortSignal;
+}
+
+export const realTimers: TimerSource = { now: () => Date.now(), deadline: deadlineSignal };
+
+/**
+ * The idle limit of an answer: `signal` aborts once `idleMs` pass without a sign of life (`alive`).
+ * Unarmed until the first sign of life. One timer at a time, not one per chunk: a sign of life only
+ * notes the time, and the timer, when it fires, measures the silence since then and either aborts
+ * or sets itself for what is left of the window. `stop` ends the watch (the answer is done, or
+ * another limit ended it first): it never fires afterwards.
+ */
+export class IdleWatch {
+	private readonly ended = new AbortController();
+	private lastLife: number | undefined;
+	private armed = false;
+	private stopped = false;
+	private firedAt = 0;
+
+	constructor(
+		readonly idleMs: number,
+		private readonly timers: TimerSource = realTimers,
+	) {}
+
+	get signal(): AbortSignal {
+		return this.ended.signal;
+	}
+
+	/** How long it had been silent when it fired (0 before). */
+	get silentMs(): number {
+		return this.ended.signal.aborted && this.lastLife !== undefined ? this.firedAt - this.lastLife : 0;
+	}
+
+	/** A sign of life: a byte of the answer, or the request sent whole. */
+	alive(): void {
+		if (this.stopped || this.ended.signal.aborted) return;
+		this.lastLife = this.timers.now();
+		if (!this.armed) this.arm(this.idleMs);
+	}
+
+	stop(): void {
+		this.stopped = true;
+	}
+
+	private arm(ms: number): void {
+		this.armed = true;
+		this.timers.deadline(ms).addEventListener('abort', () => this.check(), { once: true });
+	}
+
+	private check(): void {
+		this.armed = false;
+		if (this.stopped || this.lastLife === undefined) return;
+		const now = this.timers.now();
+		const silent = now - this.lastLife;
+		if (silent < this.idleMs) return this.arm(this.idleMs - silent);
+		this.firedAt = now;
+		this.ended.abort();
+	}
+}
+
 /** A deadline and a cancel signal as one: `signal` aborts on either, `reason()` says which, once one has. */
 export interface DeadlineScope {
 	readonly signal: AbortSignal;

@@ -28,7 +28,7 @@ import { isSameOrigin, joinUrl } from '../credential/url';
 import { jsonObjectAnswer, readBody } from './answer';
 import type { GatewayResponse } from './answer';
 import { AttemptSignal, bodyType, followRedirects, sendOnce } from './attempt';
-import type { ByteStream, RawResponse, RequestBody } from './attempt';
+import type { ByteStream, IdleLimit, RawResponse, RequestBody } from './attempt';
 import { CallFailures, callExtra } from './callFailure';
 import { fileWaitScope } from './fileWait';
 import type { FileWaitScope } from './fileWait';
@@ -65,6 +65,12 @@ export interface GatewayCall {
 	notAfter?: number;
 	/** The deadline's name as the user knows it, for messages: "Timeout (Seconds)". */
 	limitName?: string;
+	/**
+	 * A streamed answer's idle limit (`stream` only): silence this long, from the request sent whole
+	 * to the answer's last byte, ends the attempt. One not shorter than what is left of the deadline
+	 * is none: the deadline comes first.
+	 */
+	idle?: IdleLimit;
 	/** Retry tuning, or false for a single attempt. `idempotent: false` for paid or state-changing requests. */
 	retry?: Partial<RetryPolicy> | false;
 	/** For a paid request (`idempotent: false`): its hint when it may have acted, what may exist and where to check. */
@@ -104,7 +110,11 @@ const JSON_BODY_LIMIT = 64 * 1024 * 1024;
  * An answer stream, and what a failure while reading it is (classified once; `readerAdvice`: what
  * the reader says to do when the answer broke off, e.g. how to download again).
  */
-export type OpenAnswer = GatewayResponse<ByteStream> & { failure: (error: unknown, readerAdvice?: string) => GatewayError };
+export type OpenAnswer = GatewayResponse<ByteStream> & {
+	failure: (error: unknown, readerAdvice?: string, arrived?: string) => GatewayError;
+	/** A sign of life for the call's idle limit (GatewayCall.idle): the reader calls it for each chunk it reads. */
+	alive: () => void;
+};
 
 /** Consumes a 2xx answer within the attempt's deadline. */
 type Take<R> = (response: RawResponse, attempt: AttemptSignal, failures: CallFailures) => Promise<R>;
@@ -264,12 +274,18 @@ export class GatewayClient {
 	private async open(call: GatewayCall, fileLink?: { nextStep?: string }): Promise<OpenAnswer> {
 		return await this.send(
 			call,
-			async (response, attempt, failures) => ({
-				status: response.statusCode,
-				headers: response.headers,
-				body: response.body,
-				failure: (error: unknown, readerAdvice?: string) => failures.noAnswer(error, attempt, call.what ?? 'Reading the answer', readerAdvice),
-			}),
+			async (response, attempt, failures) => {
+				const done = () => attempt.answerDone();
+				response.body.once('end', done);
+				response.body.once('close', done);
+				return {
+					status: response.statusCode,
+					headers: response.headers,
+					body: response.body,
+					failure: (error: unknown, readerAdvice?: string, arrived?: string) => failures.noAnswer(error, attempt, call.what ?? 'Reading the answer', readerAdvice, arrived),
+					alive: () => attempt.alive(),
+				};
+			},
 			fileLink,
 		);
 	}
@@ -376,10 +392,11 @@ export class GatewayClient {
 		const left = limit.notAfter - Date.now();
 		// Without an item deadline, the call's own limit is the one the user set (its name, if any).
 		const ownName = call.notAfter === undefined ? call.limitName : undefined;
-		if (left >= own) return new AttemptSignal(own, this.stop, own, undefined, ownName);
+		const idle = (ms: number) => (call.idle !== undefined && call.idle.ms < ms ? call.idle : undefined);
+		if (left >= own) return new AttemptSignal(own, this.stop, own, undefined, ownName, idle(own));
 		// A limit that began before this call (the item's) is named, not the part of it left now.
 		const outer = call.notAfter !== undefined && call.limitName !== undefined ? limit.name : undefined;
-		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms), outer, ownName);
+		return new AttemptSignal(Math.max(1, left), this.stop, Math.min(own, limit.ms), outer, ownName, idle(left));
 	}
 
 	/** n8n's request options for one hop: the answer as a stream, every status and redirect returned. */
