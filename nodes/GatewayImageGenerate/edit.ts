@@ -10,8 +10,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { formatSize } from '../shared/failures/errors';
 import { recordedSize, sniffFileType } from '../shared/files/binary';
 import type { FileField } from '../shared/files/binary';
-import { bytesToCheck, checkedFileToSend, describeBinary, inputBinary } from '../shared/files/inputFile';
-import type { CheckedFile } from '../shared/files/inputFile';
+import { bytesToCheck, checkedFileToSend, describeBinary, inputBinary } from '../shared/files/attachments';
+import type { CheckedFile } from '../shared/files/attachments';
 import { runPerItem } from '../shared/items/itemRunner';
 import { fieldError, readList, readText } from '../shared/items/validate';
 import { fileWaitScope } from '../shared/wire/fileWait';
