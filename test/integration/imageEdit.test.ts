@@ -99,6 +99,18 @@ describe.each(['default', 'newapi'] as const)('against the loopback gateway (%s 
 		expect(edits(env)[0].form?.files[2].sha256).toBe(sha256(sampleJpeg()));
 	});
 
+	// Go's mime/multipart refused the whole form for a control character in a part header (new-api: a
+	// 500 the node read as "may have been billed"), and a `\` before the closing quote hid the quote,
+	// dropping the Extra Body Field without a word.
+	it('a file name or a field name with a control character or a backslash reaches the gateway, percent-encoded', async () => {
+		const extraBody = '{"user\\\\": "me"}';
+		const { output } = await run(env, { options: { extraBody } }, [binaryItem({ data: file(pngBytes(), 'scan\x01 "2026"\\.png', 'image/png') })]);
+		expect(output).toHaveLength(1);
+		const [request] = edits(env);
+		expect(request.form?.files.map(({ name, fileName }) => [name, fileName])).toEqual([['image', 'scan%01 %222026%22%5C.png']]);
+		expect(request.form?.fields).toMatchObject({ 'user%5C': 'me' });
+	});
+
 	it('quotes the gateway when it refuses the edit', async () => {
 		const error = await run(env, { model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' } }, [binaryItem({ data: file(pngBytes(), 'a.png') })]).then(noError, (e: unknown) => e as Failure);
 		expect(edits(env)).toHaveLength(1);
