@@ -129,7 +129,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 	const fileField = { itemIndex, parameter: field, property };
 	const binary = inputBinary(ctx, fileField);
 	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
-	const recorded = await recordedSize(ctx, binary);
+	const recorded = await recordedSize(ctx, binary, { limit, field: fileField });
 	// A file far above every limit is refused without reading it into memory.
 	if (recorded !== undefined && recorded > largest) {
 		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);

@@ -4,7 +4,8 @@
  * - a missing field is refused naming the field, the item and the fields the item has;
  * - the check reads only the file's first bytes where n8n keeps it outside the item and knows
  *   its size (so checking a thousand items does not read a thousand files), within the item's
- *   limit; the whole file otherwise (default mode keeps it in the item anyway);
+ *   limit; where n8n knows no size, the file is read by to count it, its head kept, never whole;
+ *   where n8n keeps it in the item, the whole file (it is in memory anyway);
  * - what is sent is the file checked: streamed from n8n's store where it is kept there (checked
  *   again as it is read: its size and its type), else read and compared before the request.
  */
@@ -13,7 +14,7 @@ import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { fieldError } from '../items/validate';
 import type { FileWaitLimit } from '../wire/fileWait';
 import type { FileStreamSource } from '../wire/streamedBody';
-import { binaryFileSource, readBinaryAtMost, readBinaryHead, streamableId } from './binary';
+import { binaryFileSource, measureBinary, readBinaryAtMost, readBinaryHead, streamableId } from './binary';
 import type { FileField } from './binary';
 
 /** The binary field of the input item, or an error that names what the item has instead. */
@@ -38,7 +39,8 @@ export function describeBinary(binary: IBinaryData): string {
 
 /**
  * What the check before any request reads of a file: its first `headBytes` where n8n keeps the
- * file outside the item and recorded its size, the whole file otherwise. `size` is the file's.
+ * file outside the item (the whole file read by, counted, where n8n recorded no size), the whole
+ * file where n8n keeps it in the item. `size` is the file's.
  */
 export async function bytesToCheck(
 	ctx: IExecuteFunctions,
@@ -50,6 +52,10 @@ export async function bytesToCheck(
 ): Promise<{ bytes: Buffer; size: number }> {
 	const id = streamableId(ctx, binary);
 	if (id !== undefined && recorded !== undefined) return { bytes: recorded === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, headBytes, limit, field), size: recorded };
+	if (id !== undefined) {
+		const { head, size } = await measureBinary(ctx, id, headBytes, limit, field);
+		return { bytes: head, size };
+	}
 	const bytes = await ctx.helpers.getBinaryDataBuffer(field.itemIndex, field.property);
 	return { bytes, size: bytes.length };
 }
