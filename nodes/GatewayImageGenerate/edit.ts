@@ -58,7 +58,7 @@ async function checkFile(ctx: IExecuteFunctions, field: FileField, types: readon
 	const { itemIndex, parameter, property } = field;
 	const binary = inputBinary(ctx, field);
 	const tooLarge = (size: number) => fieldError(ctx, itemIndex, parameter, `field "${property}" holds ${formatSize(size)}; an edit takes files of at most ${formatSize(MAX_EDIT_FILE_BYTES)}`, 'Make the image smaller first, e.g. with the Edit Image node.');
-	const recorded = await recordedSize(ctx, binary);
+	const recorded = await recordedSize(ctx, binary, { limit, field });
 	// A file far above the limit is refused without reading it.
 	if (recorded !== undefined && recorded > MAX_EDIT_FILE_BYTES) throw tooLarge(recorded);
 	ctx.helpers.assertBinaryData(itemIndex, property);

@@ -21,20 +21,67 @@ function boundaryOf(contentType) {
 	throw new MultipartError('no multipart boundary param in Content-Type');
 }
 
-/** `name="x"; filename="y"` parameters of a header value (quoted strings with `\` escapes, or tokens). */
+// Go's mime.ParseMediaType, what mime/multipart reads a Content-Disposition with.
+const TSPECIALS = '()<>@,;:\\"/[]?=';
+const isTokenChar = (char) => char > ' ' && char < '\x7f' && !TSPECIALS.includes(char);
+
+/**
+ * A quoted-string as Go reads it (mime/mediatype.go consumeValue): `\` escapes a tspecial only (an
+ * MSIE file path keeps its other backslashes), so a `\` just before the closing quote hides it; a
+ * string without its closing quote is no value. Returns [value, rest], or undefined.
+ */
+function quotedString(text) {
+	let value = '';
+	for (let i = 1; i < text.length; i++) {
+		const char = text[i];
+		if (char === '"') return [value, text.slice(i + 1)];
+		if (char === '\\' && i + 1 < text.length && TSPECIALS.includes(text[i + 1])) {
+			value += text[++i];
+			continue;
+		}
+		value += char;
+	}
+	return undefined;
+}
+
+/**
+ * `name="x"; filename="y"` parameters of a Content-Disposition value (keys lowercased), or undefined
+ * when Go's parser refuses the value: then Go's part has no name, and its ReadForm skips the part.
+ */
 function headerParams(value) {
 	const params = {};
-	const pattern = /;\s*([A-Za-z0-9_*-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/g;
-	let match;
-	while ((match = pattern.exec(value))) params[match[1].toLowerCase()] = match[2] !== undefined ? match[2].replace(/\\(.)/g, '$1') : match[3];
+	let rest = value.slice(value.indexOf(';') === -1 ? value.length : value.indexOf(';'));
+	while ((rest = rest.trimStart()) !== '') {
+		if (rest[0] !== ';') return undefined;
+		rest = rest.slice(1).trimStart();
+		if (rest === '') break;
+		let end = 0;
+		while (end < rest.length && isTokenChar(rest[end])) end++;
+		const key = rest.slice(0, end).toLowerCase();
+		rest = rest.slice(end).trimStart();
+		if (key === '' || rest[0] !== '=') return undefined;
+		rest = rest.slice(1).trimStart();
+		let parsed;
+		if (rest[0] === '"') parsed = quotedString(rest);
+		else {
+			let tokenEnd = 0;
+			while (tokenEnd < rest.length && isTokenChar(rest[tokenEnd])) tokenEnd++;
+			parsed = tokenEnd === 0 ? undefined : [rest.slice(0, tokenEnd), rest.slice(tokenEnd)];
+		}
+		if (parsed === undefined || key in params) return undefined;
+		[params[key], rest] = parsed;
+	}
 	return params;
 }
+
+/** A header line holding a control character other than tab: Go's textproto refuses the whole form. */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 function partHeaders(text) {
 	const headers = {};
 	for (const line of text.split('\r\n')) {
 		const colon = line.indexOf(':');
-		if (colon <= 0) throw new MultipartError(`malformed MIME header line: ${line.slice(0, 60)}`);
+		if (colon <= 0 || CONTROL.test(line)) throw new MultipartError(`malformed MIME header line: ${JSON.stringify(line.slice(0, 80))}`);
 		headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
 	}
 	return headers;
@@ -70,9 +117,10 @@ function parseMultipart(contentType, body) {
 function addPart(form, headers, content) {
 	const disposition = headers['content-disposition'] ?? '';
 	if (!/^form-data\s*(;|$)/i.test(disposition)) throw new MultipartError(`a part without Content-Disposition: form-data (${disposition.slice(0, 60) || 'none'})`);
-	const { name, filename } = headerParams(disposition);
-	if (!name) return; // Go's ReadForm skips a part without a name
-	if (filename === undefined) {
+	const { name, filename } = headerParams(disposition) ?? {};
+	if (!name) return; // Go's ReadForm skips a part without a name (or whose Content-Disposition it cannot read)
+	// Go reads a part with an empty file name as a text field.
+	if (filename === undefined || filename === '') {
 		(form.fields[name] ??= []).push(content.toString('utf8'));
 		return;
 	}

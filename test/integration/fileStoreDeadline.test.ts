@@ -11,6 +11,7 @@ import type { IBinaryData, IDataObject } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
 import { createMessage } from '../../nodes/GatewayMessages/create';
+import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
 import { createExecuteContext } from '../helpers/executeContext';
 import { pngHeader } from '../helpers/files';
@@ -123,4 +124,40 @@ describe('an attachment behind a binary store that stalls (Gateway Chat, Gateway
 			expect(messageOf(outcome)).not.toMatch(/changed after it was checked/);
 		});
 	}
+});
+
+/**
+ * n8n 1.x records no byte count on a file it keeps outside the item: the node asks the store for the
+ * file's metadata (S3: a HEAD request, with no timeout of its own). That wait ends with the item too.
+ */
+describe('a binary store whose metadata never comes', () => {
+	const neverAnswers = async () => await new Promise(() => undefined);
+
+	for (const [name, run] of [['chat', complete], ['messages', createMessage]] as const) {
+		it(`${name}: the item ends within its Timeout with the field's error, nothing sent`, async () => {
+			const test = attachmentItem(async () => Readable.from([pngHeader(8, 8, SIZE)]), async () => Readable.from([pngHeader(8, 8, SIZE)]));
+			Object.assign(test.ctx.helpers, { getBinaryMetadata: neverAnswers });
+			const { ms, outcome } = await timed(Promise.race([run.call(test.ctx), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000 + MARGIN_MS * 2))]));
+			expect(ms).toBeLessThan(1_000 + MARGIN_MS);
+			expect(messageOf(outcome)).toMatch(/field \\?"photo\\?" could not be read in time.*Timeout \(Seconds\)/);
+			expect(requestsSent()).toBe(0);
+		});
+	}
+
+	it('image edit: a Stop while the store holds the metadata ends the item at once, nothing sent', async () => {
+		const stop = new AbortController();
+		const binary: IBinaryData = { id: 'filesystem-v2:photo.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'photo.png', fileSize: '1 MB' };
+		const test = createExecuteContext({
+			parameters: { operation: 'edit', model: { __rl: true, mode: 'id', value: 'img-image-2' }, prompt: 'Add a hat' },
+			items: [{ json: {}, binary: { data: binary } }],
+			credentials: { apiKey: KEY, baseUrl },
+			abortSignal: stop.signal,
+		});
+		Object.assign(test.ctx.helpers, { assertBinaryData: () => binary, getBinaryMetadata: neverAnswers, getBinaryStream: async () => Readable.from([pngHeader(8, 8, SIZE)]) });
+		setTimeout(() => stop.abort(), 200);
+		const { ms, outcome } = await timed(Promise.race([new GatewayImageGenerate().execute.call(test.ctx), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]));
+		expect(ms).toBeLessThan(200 + MARGIN_MS);
+		expect(messageOf(outcome)).toMatch(/cancel|stopp/i);
+		expect(requestsSent()).toBe(0);
+	});
 });

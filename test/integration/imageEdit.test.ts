@@ -9,13 +9,14 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Readable } from 'node:stream';
 
 import type { IBinaryData, IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { GatewayImageGenerate } from '../../nodes/GatewayImageGenerate/GatewayImageGenerate.node';
 import { useGateway } from '../gateway/testing';
 import { binaryBytes, createExecuteContext } from '../helpers/executeContext';
-import { binaryItem, pngBytes, sampleJpeg, sampleWebp, sha256, withBinaryHelpers } from '../helpers/files';
+import { binaryItem, pngBytes, pngHeader, sampleJpeg, sampleWebp, sha256, withBinaryHelpers } from '../helpers/files';
 import type { FileSpec } from '../helpers/files';
 
 const KEY = 'sk-integration-edit-0123456789';
@@ -97,6 +98,18 @@ describe.each(['default', 'newapi'] as const)('against the loopback gateway (%s 
 			['mask', 'mask.png', 'image/png'],
 		]);
 		expect(edits(env)[0].form?.files[2].sha256).toBe(sha256(sampleJpeg()));
+	});
+
+	// Go's mime/multipart refused the whole form for a control character in a part header (new-api: a
+	// 500 the node read as "may have been billed"), and a `\` before the closing quote hid the quote,
+	// dropping the Extra Body Field without a word.
+	it('a file name or a field name with a control character or a backslash reaches the gateway, percent-encoded', async () => {
+		const extraBody = '{"user\\\\": "me"}';
+		const { output } = await run(env, { options: { extraBody } }, [binaryItem({ data: file(pngBytes(), 'scan\x01 "2026"\\.png', 'image/png') })]);
+		expect(output).toHaveLength(1);
+		const [request] = edits(env);
+		expect(request.form?.files.map(({ name, fileName }) => [name, fileName])).toEqual([['image', 'scan%01 %222026%22%5C.png']]);
+		expect(request.form?.fields).toMatchObject({ 'user%5C': 'me' });
 	});
 
 	it('quotes the gateway when it refuses the edit', async () => {
@@ -199,4 +212,51 @@ describe('a large file kept outside the item', () => {
 		expect(chunks).toBeGreaterThan(100);
 		expect(largestChunk).toBeLessThanOrEqual(64 * 1024);
 	});
+
+	// n8n 1.x records no byte count on a file it keeps outside the item; when the store then gives no
+	// metadata either, the check read the whole file into memory (getBinaryDataBuffer) before the limit.
+	it('whose size n8n did not record is measured as it streams by, never held whole: refused past the limit, else sent', async () => {
+		const MB = 1024 * 1024;
+		const streamed = (size: number) => {
+			const reads: number[] = [];
+			const binary: IBinaryData = { id: `filesystem-v2:${size}.png`, data: 'filesystem-v2', mimeType: 'image/png', fileName: 'photo.png', fileSize: `${size} B` };
+			const context = createExecuteContext({
+				parameters: { operation: 'edit', model: { __rl: true, mode: 'id', value: 'img-image-2' }, prompt: 'Make it brighter', responseFormat: 'b64_json' },
+				items: [{ json: {}, binary: { data: binary } }],
+				credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
+			});
+			Object.assign(context.ctx.helpers, {
+				assertBinaryData: () => binary,
+				getBinaryMetadata: async () => await Promise.reject(new Error('no metadata file')),
+				getBinaryStream: async () => {
+					let at = 0;
+					return new Readable({
+						read() {
+							if (at >= size) return void this.push(null);
+							const piece = Math.min(64 * 1024, size - at);
+							reads.push(piece);
+							this.push(at === 0 ? pngHeader(8, 8, piece) : Buffer.alloc(piece, 7));
+							at += piece;
+						},
+					});
+				},
+				getBinaryDataBuffer: async () => {
+					throw new Error('the file was read whole');
+				},
+			});
+			return { context, reads };
+		};
+		const tooLarge = streamed(50 * MB + 1);
+		const refused = await node.execute.call(tooLarge.context.ctx).then(noError, (e: unknown) => e as Failure);
+		expect(refused.message).toMatch(/^"Images From Binary Fields" field "data" holds [\d.]+ MB; an edit takes files of at most 50(\.0)? MB \(item 0\)$/);
+		// Read by as it streamed, 64 KiB at a time.
+		expect(Math.max(...tooLarge.reads)).toBeLessThanOrEqual(64 * 1024);
+		expect(edits(env)).toHaveLength(0);
+
+		const fits = streamed(3 * MB + 5);
+		const [output] = await node.execute.call(fits.context.ctx);
+		expect(output).toHaveLength(1);
+		expect(edits(env)[0].form?.files).toEqual([expect.objectContaining({ name: 'image', fileName: 'photo.png', size: 3 * MB + 5 })]);
+	});
 });
+

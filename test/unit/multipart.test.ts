@@ -6,6 +6,8 @@
  */
 import { Readable } from 'node:stream';
 
+import * as fc from 'fast-check';
+
 import { MultipartForm } from '../../nodes/shared/wire/multipart';
 import { StreamedBody } from '../../nodes/shared/wire/streamedBody';
 import type { FileStreamSource, NodeReadable } from '../../nodes/shared/wire/streamedBody';
@@ -111,6 +113,35 @@ describe('MultipartForm', () => {
 		expect(parsed.files.image[0].bytes.equals(png)).toBe(true);
 	});
 
+	// Go's mime/multipart (what new-api reads forms with) refuses a whole form whose part header holds
+	// a control character, and reads a `\` before a tspecial as an escape: `name="user\"` hid its closing
+	// quote and the part was dropped without a word. Checked by hand against Go 1.26's ReadForm.
+	it('every name and file name reads back as sent, `"`, `\\` and control characters percent-encoded (both parsers)', async () => {
+		const percent = (text: string) => text.replace(/["\\\x00-\x1f\x7f]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+		// The WHATWG form parser (undici's) decodes %22, %0D and %0A back, as browsers encode only those.
+		const whatwg = (text: string) => percent(text).replace(/%0A/g, '\n').replace(/%0D/g, '\r').replace(/%22/g, '"');
+		const names = ['user\\', 'scan\x01 2026\\.png', 'C:\\photos\\(1)\\cat.png', 'tab\there', 'del\x7f', 'a\\"b', 'nul\x00.png'];
+		for (const name of names) {
+			const form = new MultipartForm([
+				{ name, value: 'v' },
+				{ name: 'image', fileName: name, mimeType: 'image/png', source: png },
+			]);
+			const { bytes, parsed } = await formOf(form);
+			const ours = parseMultipart(form.contentType, bytes);
+			expect([ours.fields, ours.files.image?.[0]?.fileName]).toEqual([{ [percent(name)]: ['v'] }, percent(name)]);
+			expect([parsed.get(whatwg(name)), (parsed.get('image') as File).name]).toEqual(['v', whatwg(name)]);
+		}
+		fc.assert(
+			fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (name) => {
+				const form = new MultipartForm([{ name: `f${name}`, value: 'v' }, { name: 'image', fileName: `${name}.png`, mimeType: 'image/png', source: png }]);
+				const ours = parseMultipart(form.contentType, form.encode() as Buffer);
+				expect(ours.fields).toEqual({ [percent(`f${name}`)]: ['v'] });
+				expect(ours.files.image[0].fileName).toBe(percent(`${name}.png`));
+			}),
+			{ numRuns: 300, seed: 28_281 },
+		);
+	});
+
 	it('names its largest part, for a gateway that refuses the request as too large', () => {
 		const form = new MultipartForm([
 			{ name: 'prompt', value: 'x'.repeat(100) },
@@ -129,10 +160,17 @@ describe('the loopback gateway refuses a malformed form', () => {
 		['no delimiter at all', 'model=img', /NextPart: EOF/],
 		['a part without Content-Disposition', `--${boundary}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${boundary}--\r\n`, /Content-Disposition/],
 		['garbage after a delimiter', `--${boundary}XX\r\n`, /expecting a new Part/],
+		['a control character in a part header (Go refuses the whole form)', `--${boundary}\r\nContent-Disposition: form-data; name="a\x01b"\r\n\r\nx\r\n--${boundary}--\r\n`, /malformed MIME header line/],
 	])('%s', (_, body, words) => {
 		expect(() => parseMultipart(type, Buffer.from(body))).toThrow(MultipartError);
 		expect(() => parseMultipart(type, Buffer.from(body))).toThrow(words);
 	});
+	it('reads a Content-Disposition as Go does: `\\` escapes a tspecial only, an unreadable one drops its part, an empty file name is a text field', () => {
+		const part = (disposition: string) => `--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\n\r\nv\r\n`;
+		const body = [part('name="C:\\dir\\a(1\\).png"'), part('name="user\\"'), part('name="x"; filename=""'), part('NAME=token'), `--${boundary}--\r\n`].join('');
+		expect(parseMultipart(type, Buffer.from(body)).fields).toEqual({ 'C:\\dir\\a(1).png': ['v'], x: ['v'], token: ['v'] });
+	});
+
 	it('a Content-Type without a boundary, or of another type', () => {
 		expect(() => parseMultipart('multipart/form-data', Buffer.alloc(0))).toThrow(/no multipart boundary/);
 		expect(() => parseMultipart('application/json', Buffer.alloc(0))).toThrow(/isn't multipart\/form-data/);

@@ -19,7 +19,8 @@
  * - a missing field is refused naming the field, the item and the fields the item has;
  * - the check reads only the file's first bytes where n8n keeps it outside the item and knows
  *   its size (so checking a thousand items does not read a thousand files), within the item's
- *   limit; the whole file otherwise (default mode keeps it in the item anyway);
+ *   limit; where n8n knows no size, the file is read by to count it, its head kept, never whole;
+ *   where n8n keeps it in the item, the whole file (it is in memory anyway);
  * - what is sent is the file checked: streamed from n8n's store where it is kept there (checked
  *   again as it is read: its size and its type), else read and compared before the request.
  */
@@ -27,7 +28,7 @@ import { fileWaitScope } from '../wire/fileWait';
 import type { FileWaitLimit } from '../wire/fileWait';
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, sniffFileType, streamableId } from './binary';
+import { binaryFileSource, measureBinary, readBinaryAtMost, readBinaryHead, recordedSize, sniffFileType, streamableId } from './binary';
 import type { FileField } from './binary';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
@@ -138,7 +139,7 @@ async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: str
 	const fileField = { itemIndex, parameter: field, property };
 	const binary = inputBinary(ctx, fileField);
 	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
-	const recorded = await recordedSize(ctx, binary);
+	const recorded = await recordedSize(ctx, binary, { limit, field: fileField });
 	// A file far above every limit is refused without reading it into memory.
 	if (recorded !== undefined && recorded > largest) {
 		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
@@ -359,7 +360,8 @@ export function describeBinary(binary: IBinaryData): string {
 
 /**
  * What the check before any request reads of a file: its first `headBytes` where n8n keeps the
- * file outside the item and recorded its size, the whole file otherwise. `size` is the file's.
+ * file outside the item (the whole file read by, counted, where n8n recorded no size), the whole
+ * file where n8n keeps it in the item. `size` is the file's.
  */
 export async function bytesToCheck(
 	ctx: IExecuteFunctions,
@@ -371,6 +373,10 @@ export async function bytesToCheck(
 ): Promise<{ bytes: Buffer; size: number }> {
 	const id = streamableId(ctx, binary);
 	if (id !== undefined && recorded !== undefined) return { bytes: recorded === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, headBytes, limit, field), size: recorded };
+	if (id !== undefined) {
+		const { head, size } = await measureBinary(ctx, id, headBytes, limit, field);
+		return { bytes: head, size };
+	}
 	const bytes = await ctx.helpers.getBinaryDataBuffer(field.itemIndex, field.property);
 	return { bytes, size: bytes.length };
 }

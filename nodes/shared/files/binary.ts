@@ -69,11 +69,19 @@ export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, nami
 	return await ctx.helpers.prepareBinaryData(bytes, fileName(naming, type), type.mimeType);
 }
 
-/** The file's size as n8n recorded it, without reading the file; undefined when n8n did not. */
-export async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData): Promise<number | undefined> {
+/**
+ * The file's size as n8n recorded it, without reading the file; undefined when n8n did not. Where
+ * n8n recorded no byte count (1.x) the store is asked (S3: a HEAD request with no timeout of its
+ * own): `within` ends that wait with the item, as every wait on the store.
+ */
+export async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData, within?: { limit: FileWaitLimit; field: FileField }): Promise<number | undefined> {
 	if (typeof binary.bytes === 'number') return binary.bytes;
 	if (binary.id && typeof ctx.helpers.getBinaryMetadata === 'function') {
-		const metadata = await ctx.helpers.getBinaryMetadata(binary.id).catch(() => undefined);
+		const asked = ctx.helpers.getBinaryMetadata(binary.id);
+		const metadata = await (within ? raceFileWait(asked, within.limit.scope) : asked).catch((error: unknown) => {
+			if (within && error instanceof FileWaitEnded) throw fileWaitError(ctx, within.field, within.limit, error);
+			return undefined;
+		});
 		if (typeof metadata?.fileSize === 'number') return metadata.fileSize;
 	}
 	// Default mode keeps the bytes inline, as Base64.
@@ -92,18 +100,31 @@ export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undef
  * the item fails with its field's error (fileWaitError), as every wait on the binary store does.
  */
 export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number, limit: FileWaitLimit, field: FileField): Promise<Buffer> {
+	return (await scanBinary(ctx, id, size, false, limit, field)).head;
+}
+
+/**
+ * A file n8n keeps outside the item, read to its end to count its bytes (n8n recorded none), only
+ * its first `headBytes` kept: never whole in memory. Its waits end as readBinaryHead's do.
+ */
+export async function measureBinary(ctx: IExecuteFunctions, id: string, headBytes: number, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
+	return await scanBinary(ctx, id, headBytes, true, limit, field);
+}
+
+/** Reads a file's first `headBytes` (and on to its end when `toEnd`, counting), each wait raced against the item's end. */
+async function scanBinary(ctx: IExecuteFunctions, id: string, headBytes: number, toEnd: boolean, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
 	const { scope } = limit;
 	const parts: Buffer[] = [];
 	let length = 0;
 	try {
-		const stream = await raceFileWait(ctx.helpers.getBinaryStream(id, size), scope, closeStream);
+		const stream = await raceFileWait(ctx.helpers.getBinaryStream(id, toEnd ? undefined : headBytes), scope, closeStream);
 		const reads = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
 		try {
-			while (length < size) {
+			while (toEnd || length < headBytes) {
 				const next = await raceFileWait(reads.next(), scope);
 				if (next.done) break;
 				const part = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value);
-				parts.push(part);
+				if (length < headBytes) parts.push(part.subarray(0, headBytes - length));
 				length += part.length;
 			}
 		} finally {
@@ -112,7 +133,7 @@ export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: n
 	} catch (error) {
 		throw error instanceof FileWaitEnded ? fileWaitError(ctx, field, limit, error) : error;
 	}
-	return Buffer.concat(parts).subarray(0, size);
+	return { head: Buffer.concat(parts), size: length };
 }
 
 /** A binary field being read for an item, named as the user knows it. */

@@ -26,11 +26,19 @@ export type FormPart = TextPart | FilePart;
 const isFile = (part: FormPart): part is FilePart => 'source' in part;
 
 /**
- * A name or file name in a Content-Disposition header, quoted as the HTML standard's form
- * encoding does (what browsers and Go's mime/multipart read back): `"`, CR and LF percent-encoded.
+ * Characters of a name or file name that a form parser does not read back as they are: `"` and `\`
+ * (a quoted-string's own syntax; Go reads `\` before `"` as an escape, so the closing quote is lost)
+ * and control characters (Go's mime/multipart, what new-api reads forms with, refuses the whole form
+ * for one in a part header).
+ */
+const HEADER_UNSAFE = /["\\\x00-\x1f\x7f]/g;
+
+/**
+ * A name or file name in a Content-Disposition header, quoted; each unsafe character
+ * percent-encoded, as the HTML standard's form encoding does for `"`, CR and LF.
  */
 function quoted(text: string): string {
-	return `"${text.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}"`;
+	return `"${text.replace(HEADER_UNSAFE, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}"`;
 }
 
 const CRLF = '\r\n';
