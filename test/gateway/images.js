@@ -129,16 +129,16 @@ function sniffImage(bytes) {
 const EDIT_FIELDS = ['model', 'prompt', 'n', 'response_format', 'size', 'quality', 'background', 'output_format'];
 
 /**
- * Reads the form. new-api answers a form it cannot read from its relay with HTTP 500 and code
- * `invalid_request` ("failed to parse image edit form request: …", controller/relay.go: NewError
- * keeps its default status); OpenAI answers 400.
+ * Reads the form. new-api's distributor reads the model from the form first: a form it cannot read
+ * has no model for it, so the answer is its 400 for a missing model (seen on a real build); OpenAI
+ * answers 400 naming the body.
  */
 function readEditForm(ctx) {
 	try {
 		return parseMultipart(ctx.req.headers['content-type'], ctx.rawBytes);
 	} catch (error) {
 		if (!(error instanceof MultipartError)) throw error;
-		if (isNewApi(ctx.gw)) throw relayError(ctx, 500, `failed to parse image edit form request: ${error.message}`, { code: 'invalid_request', layer: 'relay', withRequestId: false });
+		if (isNewApi(ctx.gw)) throw relayError(ctx, 400, 'Model name not specified, model name cannot be empty', { nativeType: 'new_api_error', withRequestId: true });
 		throw invalidRequest(ctx, `Invalid multipart/form-data body: ${error.message}`, { code: 'invalid_multipart' });
 	}
 }
@@ -167,6 +167,8 @@ function checkEditFile(ctx, file, param, allowed) {
 async function edit(ctx) {
 	const form = readEditForm(ctx);
 	const images = [...(form.files.image ?? []), ...(form.files['image[]'] ?? [])];
+	// new-api refuses it while converting the request for its channel (relay/channel/openai/adaptor.go): a 500.
+	if (images.length === 0 && isNewApi(ctx.gw)) throw relayError(ctx, 500, 'image is required', { code: 'convert_request_failed', nativeType: 'new_api_error', withRequestId: true, layer: 'relay' });
 	if (images.length === 0) throw invalidRequest(ctx, 'image is required', { param: 'image', code: 'missing_required_parameter' });
 	if (images.length > MAX_EDIT_IMAGES) throw invalidRequest(ctx, `Too many images: ${images.length}; at most ${MAX_EDIT_IMAGES}.`, { param: 'image', code: 'invalid_value' });
 	const name = form.files.image ? 'image' : 'image[]';

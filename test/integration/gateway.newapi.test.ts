@@ -74,6 +74,23 @@ describe('the channel choice', () => {
 	});
 });
 
+describe('image edits: what a real new-api build answered (checked by hand, 9f8a4ec0)', () => {
+	const form = (parts: string[]) => `${parts.map((part) => `--b0undary\r\n${part}\r\n`).join('')}--b0undary--\r\n`;
+	const post = (body: string) => answer(env.api.post('/v1/images/edits', body, { headers: { 'content-type': 'multipart/form-data; boundary=b0undary' } }));
+	const text = (name: string, value: string) => `Content-Disposition: form-data; name="${name}"\r\n\r\n${value}`;
+
+	it('a form its distributor cannot read: no model found, 400', async () => {
+		const cut = form([text('model', 'img-image-2')]).slice(0, -16);
+		const { status, json } = await post(cut);
+		expect([status, json]).toEqual([400, { error: { message: withId('Model name not specified, model name cannot be empty'), type: 'new_api_error', code: '' } }]);
+	});
+
+	it('a form with no image: refused while new-api converts it for the channel, 500 convert_request_failed', async () => {
+		const { status, json } = await post(form([text('model', 'img-image-2'), text('prompt', 'add a hat')]));
+		expect([status, json.error]).toEqual([500, expect.objectContaining({ message: withId('image is required'), code: 'convert_request_failed', type: 'new_api_error' })]);
+	});
+});
+
 describe('the relay\'s own refusals, in each route\'s format', () => {
 	const WALLET = '用户额度不足, 剩余额度: ＄0.000000';
 
