@@ -107,9 +107,14 @@ describe('one-api-like gateways: the dashboard pair', () => {
 		expect((await run()).output?.[0].json).toMatchObject({ available: 50, granted: 50, unit: 'USD' });
 	});
 
-	it('a site showing tokens: raw quota units, named', async () => {
+	it('a site showing tokens: its quota_per_unit still turns the pair into USD, as on /api/usage/token/', async () => {
 		env.gateway.setOptions({ usageTokenRoute: false, quotaDisplayType: 'TOKENS' });
-		expect((await run()).output?.[0].json).toMatchObject({ available: 25_000_000, granted: 25_000_000, unit: 'quota' });
+		expect((await run()).output?.[0].json).toMatchObject({ available: 50, granted: 50, unit: 'USD' });
+	});
+
+	it('a site showing tokens, a key granted more than 100,000,000 units (200 USD): a limited key, not unlimited', async () => {
+		env.gateway.setOptions({ usageTokenRoute: false, quotaDisplayType: 'TOKENS', keyQuota: 200_000_000 });
+		expect((await run()).output?.[0].json).toMatchObject({ available: 400, granted: 400, unit: 'USD', unlimited: false });
 	});
 
 	it('an unlimited key reads as unlimited', async () => {
