@@ -242,6 +242,19 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Account, a gateway with no balance route whose 404 quotes the path: the error names both paths, not a quota refusal (seed 2801)',
 		scenario: scenario('account', { balance: { route: 'none', rate: false, display: 'USD', granted: 0, usedShare: 0, unlimited: false, expiresAt: -1, amountForm: 'number' } }),
 	},
+	// Seed 2828 (150 runs, account, the balance invariant checking the amounts the answers mean, issue
+	// 28 review): on a site showing tokens, /api/status gave quota_per_unit but the dashboard pair came
+	// out in raw units, and a limit above 100,000,000 units read as an unlimited key.
+	{
+		name: 'Gateway Account, the dashboard pair of a site showing tokens with its rate: USD, and 1,928,646,295 units granted is a limited key (seed 2828)',
+		scenario: scenario('account', { balance: { route: 'dashboard', rate: true, display: 'TOKENS', granted: 1_928_646_295, usedShare: 0.25, unlimited: false, expiresAt: 0, amountForm: 'number' } }),
+	},
+	// Seed 2828 again: two items, clean answers, and /api/usage/token/ and /api/status read twice (new-api
+	// allows 20 reads of its balance route per 20 minutes from one address).
+	{
+		name: 'Gateway Account, two items: one balance read for the run, the same balance for both (seed 2828)',
+		scenario: scenario('account', { items: 2, balance: { route: 'newapi', rate: false, display: 'USD', granted: 3, usedShare: 0, unlimited: false, expiresAt: -1, amountForm: 'number' } }),
+	},
 ];
 
 const gateway = useFuzzGateway();

@@ -101,9 +101,6 @@ function fromDisplay(rule: MoneyRule | undefined): OutputUnit {
 	return { unit: 'USD', convert: rate ? (value) => value / rate : AS_IS };
 }
 
-/** Money rounded as new-api prints it; raw units whole. */
-const roundIn = (unit: BalanceUnit) => (unit === 'USD' ? roundMoney : Math.round);
-
 /** new-api's `GET /api/usage/token/` answer (quota units), in USD when the rule gives a rate. */
 export function balanceFromTokenUsage(answer: IDataObject, rule: MoneyRule | undefined): Balance {
 	const data = answer.data;
@@ -111,8 +108,7 @@ export function balanceFromTokenUsage(answer: IDataObject, rule: MoneyRule | und
 	const usage = data as IDataObject;
 	const raw = { available: amount(usage, 'total_available'), used: amount(usage, 'total_used'), granted: amount(usage, 'total_granted') };
 	const { unit, convert } = fromQuota(rule);
-	const round = roundIn(unit);
-	const toUnit = (quota: number) => round(convert(quota));
+	const toUnit = unit === 'USD' ? (quota: number) => roundMoney(convert(quota)) : AS_IS;
 	return {
 		available: toUnit(raw.available),
 		used: toUnit(raw.used),
@@ -137,7 +133,8 @@ export function balanceFromDashboard(subscription: IDataObject, usage: IDataObje
 	const { unit, convert } = fromDisplay(rule);
 	const granted = unlimited ? limit : convert(limit);
 	const used = convert(usedInDisplay);
-	const round = roundIn(unit);
+	// Money as new-api prints it; raw units whole (hundredths divided back can leave float noise).
+	const round = unit === 'USD' ? roundMoney : Math.round;
 	return {
 		available: round(granted - used),
 		used: round(used),
