@@ -280,6 +280,19 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Image Generate: the same answer to a generation (seed 31001, node changed)',
 		scenario: {"node":"image","secrets":{"key":"sk-jBFRTSc1o3M6Lx40JJTb","headerName":"x-api-token","headerValue":"AAAAA"},"deadlineSeconds":1,"items":1,"continueOnFail":false,"taskIdInput":"sk-AAAAAAAAAA","resume":false,"imageFormat":"url","plan":{"answers":[{"kind":"error","status":400,"shape":17,"retryAfter":"Sat, 28 Nov 2026 07:01:46 GMT","resetAt":0,"headDelayMs":0,"dripChunk":1,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"ip2","contentType":null,"leak":{"slot":0,"form":"whole","cut":1,"encoding":0,"pad":39}}],"early":[],"text":"The","toolCall":false,"toolArgs":"object","toolIndex":"given","video":{"submitIds":["task_1"],"pendingPolls":0,"terminal":"SUCCESS","foreignId":false,"resultOnSibling":false,"relativeResult":false,"reasonInResultUrl":false,"firstPending":"QUEUED"}}} as Scenario,
 	},
+	// Seed 2828 (150 runs, account, the balance invariant checking the amounts the answers mean, issue
+	// 28 review): on a site showing tokens, /api/status gave quota_per_unit but the dashboard pair came
+	// out in raw units, and a limit above 100,000,000 units read as an unlimited key.
+	{
+		name: 'Gateway Account, the dashboard pair of a site showing tokens with its rate: USD, and 1,928,646,295 units granted is a limited key (seed 2828)',
+		scenario: scenario('account', { balance: { route: 'dashboard', rate: true, display: 'TOKENS', granted: 1_928_646_295, usedShare: 0.25, unlimited: false, expiresAt: 0, amountForm: 'number' } }),
+	},
+	// Seed 2828 again: two items, clean answers, and /api/usage/token/ and /api/status read twice (new-api
+	// allows 20 reads of its balance route per 20 minutes from one address).
+	{
+		name: 'Gateway Account, two items: one balance read for the run, the same balance for both (seed 2828)',
+		scenario: scenario('account', { items: 2, balance: { route: 'newapi', rate: false, display: 'USD', granted: 3, usedShare: 0, unlimited: false, expiresAt: -1, amountForm: 'number' } }),
+	},
 ];
 
 const gateway = useFuzzGateway();

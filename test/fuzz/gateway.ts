@@ -181,6 +181,37 @@ export function balanceAnswer(plan: BalancePlan | undefined, p: string, quote: s
 	return notServed;
 }
 
+/** What Gateway Account must report for a plan, worked out from the plan alone (not the node's code). */
+export interface ExpectedBalance {
+	unit: 'USD' | 'quota';
+	unlimited: boolean;
+	expiresAt: string | null;
+	source: string;
+	/** Undefined where the gateway gives no limit to compare (an unlimited key's dashboard mark). */
+	amounts?: { available: number; used: number; granted: number };
+}
+
+/**
+ * The balance a plan's answers mean, or undefined where they mean none (no route, amounts that are
+ * not numbers) or are ambiguous (a limited key whose dashboard limit is exactly the unlimited mark).
+ * Money wherever /api/status gives its rate, whatever the route and the site's display; without
+ * it, new-api's raw units, or the dashboard's numbers as its fields name them (USD).
+ */
+export function expectedBalance(plan: BalancePlan | undefined): ExpectedBalance | undefined {
+	if (!plan || plan.route === 'none' || plan.amountForm !== 'number') return undefined;
+	const used = Math.floor(plan.granted * plan.usedShare);
+	const expiresAt = plan.expiresAt > 0 ? new Date(plan.expiresAt * 1000).toISOString() : null;
+	const inUsd = (quota: number) => quota / QUOTA_PER_UNIT;
+	const amountsIn = (convert: (quota: number) => number) => ({ available: convert(plan.granted) - convert(used), used: convert(used), granted: convert(plan.granted) });
+	if (plan.route === 'newapi') {
+		return { unit: plan.rate ? 'USD' : 'quota', unlimited: plan.unlimited, expiresAt, source: '/api/usage/token/', amounts: amountsIn(plan.rate ? inUsd : (quota) => quota) };
+	}
+	const written = (quota: number) => (plan.display === 'TOKENS' ? quota : inUsd(quota) * (plan.display === 'CNY' ? USD_EXCHANGE_RATE : 1));
+	if (!plan.unlimited && written(plan.granted) === 100_000_000) return undefined;
+	const amounts = plan.unlimited ? undefined : amountsIn(plan.rate ? inUsd : written);
+	return { unit: 'USD', unlimited: plan.unlimited, expiresAt, source: '/v1/dashboard/billing/subscription', amounts };
+}
+
 export type ToolIndexForm = 'given' | 'zero' | 'none';
 
 export type ToolArgsForm = 'object' | 'cut' | 'text' | 'list' | 'string' | 'null';

@@ -3,6 +3,8 @@
  * misses it must let pass), without any node, so a green property test means the nodes kept the
  * promise, not that the check looked away.
  */
+import type { IDataObject } from 'n8n-workflow';
+
 import type { Outcome } from './drive';
 import type { LoggedRequest, RunState } from './gateway';
 import { checkRun } from './invariants';
@@ -164,6 +166,44 @@ describe('balance', () => {
 		['an error item without words', { error: '' }],
 	])('finds %s', (_name, json) => {
 		expect(broken('account', outcome({ output: [{ json: json as never }] }), state([]))).toEqual(['balance']);
+	});
+
+	describe('the balance the answers mean', () => {
+		const plan = { route: 'dashboard', rate: true, display: 'TOKENS', granted: 200_000_000, usedShare: 0.5, unlimited: false, expiresAt: -1, amountForm: 'number' } as const;
+		const right = { available: 200, used: 200, granted: 400, unit: 'USD', unlimited: false, expiresAt: null, source: '/v1/dashboard/billing/subscription' };
+		const brokenWith = (json: IDataObject, requests: LoggedRequest[] = [], balance: typeof plan | { [K in keyof typeof plan]: unknown } = plan) =>
+			[...new Set(checkRun(scenario('account', { balance: balance as typeof plan, items: 2 }), outcome({ output: [{ json }, { json: { ...json } }] }), state(requests)).map((v) => v.invariant))];
+		const read = (path: string) => request({ method: 'GET', path });
+
+		it.each([
+			['a large limited key read as unlimited (a site showing tokens)', { ...right, unlimited: true }],
+			['raw units where /api/status gives the rate', { ...right, unit: 'quota', available: 100_000_000, used: 100_000_000, granted: 200_000_000 }],
+			['an amount off by more than the rounding', { ...right, available: 200.01 }],
+			['another expiry', { ...right, expiresAt: '2026-01-01T00:00:00.000Z' }],
+		])('finds %s, and lets the right balance pass', (_name, json) => {
+			expect(brokenWith(json)).toEqual(['balance']);
+			expect(brokenWith(right)).toEqual([]);
+			expect(brokenWith({ ...right, available: 200.0000004 })).toEqual([]);
+		});
+
+		it('a fault on /api/status (a page, text) may leave the gateway\'s rate unsaid: the balance without it passes too', () => {
+			const withoutRate = { ...right, available: 100_000_000, used: 100_000_000, granted: 200_000_000 };
+			expect(brokenWith(withoutRate)).toEqual(['balance']);
+			expect(brokenWith(withoutRate, [{ ...read('/api/status'), answerKind: 'error200' }])).toEqual([]);
+		});
+
+		it('finds items with different balances, and a balance path read twice without a fault', () => {
+			const outcomeOf = (second: IDataObject) => outcome({ output: [{ json: right }, { json: second }] });
+			expect(checkRun(scenario('account', { balance: plan, items: 2 }), outcomeOf({ ...right, source: '/api/usage/token/' }), state([])).map((v) => v.invariant)).toContain('balance');
+			expect(brokenWith(right, [read('/api/status'), read('/api/status')])).toEqual(['balance']);
+			expect(brokenWith(right, [read('/api/usage/token/'), read('/v1/dashboard/billing/subscription'), read('/v1/dashboard/billing/usage'), read('/api/status')])).toEqual([]);
+		});
+
+		it('a new-api key in raw units without a rate; amounts not checked where they mean nothing (text, the unlimited mark)', () => {
+			const raw = { ...plan, route: 'newapi', rate: false, granted: 10, usedShare: 1.2 };
+			expect(brokenWith({ ...right, available: -2, used: 12, granted: 10, unit: 'quota', source: '/api/usage/token/' }, [], raw)).toEqual([]);
+			expect(brokenWith({ ...right, available: 5, used: 0, granted: 5, unit: 'USD', unlimited: true }, [], { ...plan, unlimited: true })).toEqual([]);
+		});
 	});
 
 	it('finds an error that does not name both paths where the gateway serves no balance route, and lets the right one pass', () => {

@@ -4,7 +4,8 @@
  * failing property says which promise broke and where.
  */
 import type { LoggedRequest, RunState, Secrets, Silence } from './gateway';
-import { BALANCE_PATHS } from './gateway';
+import { BALANCE_PATHS, expectedBalance } from './gateway';
+import type { ExpectedBalance } from './gateway';
 import { GRACE_MS } from './drive';
 import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
@@ -397,21 +398,65 @@ function balanceProblem(json: Record<string, unknown>): string | undefined {
 	return typeof json.source === 'string' ? undefined : '"source" is missing';
 }
 
+/** Equal within the 6 decimals money is rounded to (and float noise on large amounts). */
+const sameAmount = (actual: unknown, expected: number) => typeof actual === 'number' && Math.abs(actual - expected) <= 1e-6 + Math.abs(expected) * 1e-9;
+
+/** How a balance item differs from one the answers may mean, if it does. */
+function differenceFrom(json: Record<string, unknown>, expected: ExpectedBalance): string | undefined {
+	for (const name of ['unit', 'unlimited', 'expiresAt', 'source'] as const) {
+		if (json[name] !== expected[name]) return `"${name}" is ${JSON.stringify(json[name])}, the gateway's answers mean ${JSON.stringify(expected[name])}`;
+	}
+	for (const [name, value] of Object.entries(expected.amounts ?? {})) {
+		if (!sameAmount(json[name], value)) return `"${name}" is ${JSON.stringify(json[name])}, the gateway's answers mean ${value} ${expected.unit}`;
+	}
+	return undefined;
+}
+
 /**
- * Gateway Account: each item is a balance of finite numbers in a named unit, or an error with
- * words; a gateway that serves no balance route gets the error that names both paths.
+ * How a well-formed balance item differs from what the plan's answers mean, if it does. Where a
+ * fault hit /api/status (a page, text), the gateway may not have said its rate: the balance
+ * without it is right too.
  */
-function checkBalance(scenario: Scenario, outcome: Outcome): Violation[] {
+function balanceMismatch(json: Record<string, unknown>, scenario: Scenario, state: RunState): string | undefined {
+	const plan = scenario.plan.balance;
+	const expected = expectedBalance(plan);
+	if (!expected || json.error !== undefined) return undefined;
+	const difference = differenceFrom(json, expected);
+	const statusFaulted = state.requests.some((r) => r.path === '/api/status' && r.answerKind !== 'clean');
+	const withoutRate = plan && statusFaulted ? expectedBalance({ ...plan, rate: false }) : undefined;
+	return difference && withoutRate && differenceFrom(json, withoutRate) === undefined ? undefined : difference;
+}
+
+/** The balance is the key's: every item of a run gets the same one, read once when nothing failed. */
+function balanceReads(outcome: Outcome, state: RunState, cleanAnswers: boolean): string | undefined {
+	const balances = outcome.output.filter((item) => item.json.error === undefined).map((item) => JSON.stringify(item.json));
+	if (new Set(balances).size > 1) return `the items got different balances: ${balances.join(' / ').slice(0, 300)}`;
+	if (!cleanAnswers) return undefined;
+	const counts = new Map<string, number>();
+	for (const r of state.requests) if (BALANCE_PATHS.test(r.path)) counts.set(r.path, (counts.get(r.path) ?? 0) + 1);
+	const twice = [...counts].filter(([, count]) => count > 1);
+	return twice.length > 0 ? `without a fault, ${twice.map(([p, count]) => `${p} was read ${count} times`).join(', ')}` : undefined;
+}
+
+/**
+ * Gateway Account: each item is a balance of finite numbers in a named unit, the one the gateway's
+ * answers mean (unit, unlimited, expiry and amounts, from the plan), or an error with words; every
+ * item the same balance, read once; a gateway that serves no balance route gets the error that
+ * names both paths.
+ */
+function checkBalance(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	if (scenario.node !== 'account') return [];
 	const violations: Violation[] = [];
 	outcome.output.forEach((item, index) => {
-		const problem = balanceProblem(item.json as Record<string, unknown>);
+		const problem = balanceProblem(item.json as Record<string, unknown>) ?? balanceMismatch(item.json as Record<string, unknown>, scenario, state);
 		if (problem) violations.push({ invariant: 'balance', detail: `item ${index}: ${problem}` });
 	});
 	const errorText = outcome.error === undefined ? '' : visibleText(errorFields(outcome.error));
 	if (outcome.error !== undefined && errorText.trim() === '') violations.push({ invariant: 'balance', detail: 'the error has no words' });
 	const served = scenario.plan.balance !== undefined && scenario.plan.balance.route !== 'none';
 	const cleanAnswers = scenario.plan.answers.every((answer) => answer.kind === 'clean');
+	const reads = balanceReads(outcome, state, cleanAnswers);
+	if (reads) violations.push({ invariant: 'balance', detail: reads });
 	if (!served && cleanAnswers) {
 		const said = `${errorText} ${outcome.output.map((item) => String(item.json.error ?? '')).join(' ')}`;
 		if (!NEITHER_PATH.test(said)) violations.push({ invariant: 'balance', detail: `no balance route, but the error does not name both paths: ${said.slice(0, 200)}` });
@@ -475,7 +520,7 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkOtherHost(state, scenario.secrets),
 		...checkMalformedToolCall(scenario, outcome, state),
 		...checkResultLink(outcome),
-		...checkBalance(scenario, outcome),
+		...checkBalance(scenario, outcome, state),
 		...checkIdle(scenario, outcome, state),
 	];
 }

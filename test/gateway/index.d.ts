@@ -30,6 +30,11 @@ export interface GatewayOptions {
 	usdExchangeRate?: number;
 	/** new-api mode: serve `GET /api/usage/token/` (default true); false answers as one-api does (404), leaving only the dashboard pair. */
 	usageTokenRoute?: boolean;
+	/**
+	 * new-api mode: new-api's CRITICAL_RATE_LIMIT on `GET /api/usage/token/`: at most this many
+	 * requests per 20 minutes, then a bare 429 (new-api's default is 20; 0, the default here, is off).
+	 */
+	criticalRateLimit?: number;
 }
 
 export type GatewayFlavor = 'default' | 'newapi';

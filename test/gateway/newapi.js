@@ -137,7 +137,30 @@ function readOnlyKey(ctx) {
 	return key;
 }
 
+/** new-api's CRITICAL_RATE_LIMIT_DURATION: the window of its critical rate limit (20 minutes). */
+const CRITICAL_WINDOW_MS = 20 * 60 * 1000;
+
+/**
+ * middleware/rate-limit.go CriticalRateLimit, before the key check: at most `criticalRateLimit`
+ * requests per 20 minutes from one address (the loopback has one), else a bare 429 with no body.
+ * 0 (the default here; new-api's is 20) lets every request through. Whether it refused.
+ */
+function criticallyLimited(ctx) {
+	const limit = ctx.gw.options.criticalRateLimit;
+	if (!limit) return false;
+	const now = Date.now();
+	const hits = ctx.gw.criticalHits;
+	while (hits.length > 0 && now - hits[0] >= CRITICAL_WINDOW_MS) hits.shift();
+	if (hits.length >= limit) {
+		ctx.res.writeHead(429, { 'content-length': '0' }).end();
+		return true;
+	}
+	hits.push(now);
+	return false;
+}
+
 function tokenUsage(ctx) {
+	if (criticallyLimited(ctx)) return;
 	const account = accountOf(ctx.gw, readOnlyKey(ctx));
 	sendJson(ctx.res, 200, {
 		code: true,

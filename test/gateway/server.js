@@ -51,10 +51,11 @@ const OPTION_RULES = {
 	quotaDisplayType: (v) => QUOTA_DISPLAY_TYPES.includes(v),
 	usdExchangeRate: (v) => typeof v === 'number' && v > 0 && Number.isFinite(v),
 	usageTokenRoute: (v) => typeof v === 'boolean',
+	criticalRateLimit: (v) => Number.isSafeInteger(v) && v >= 0,
 };
 
 /** The new-api mode's settings, when a start does not name them. */
-const NEWAPI_DEFAULTS = { keyQuota: 25000000, quotaPerUnit: 500000, quotaDisplayType: 'USD', usdExchangeRate: 7.3, usageTokenRoute: true };
+const NEWAPI_DEFAULTS = { keyQuota: 25000000, quotaPerUnit: 500000, quotaDisplayType: 'USD', usdExchangeRate: 7.3, usageTokenRoute: true, criticalRateLimit: 0 };
 
 function createState(options) {
 	const gw = {
@@ -69,6 +70,7 @@ function createState(options) {
 		plants: new BoundedMap(STORE_LIMIT),
 		onceSeen: new BoundedMap(STORE_LIMIT),
 		accounts: new BoundedMap(STORE_LIMIT), // new-api mode: each key's ledger
+		criticalHits: [], // new-api mode: when the requests its critical rate limit counts came
 		taskCount: 0, // new-api mode: the record number of the next task
 		startTime: Math.floor(Date.now() / 1000),
 	};
@@ -92,6 +94,7 @@ function resetState(gw) {
 	gw.faults.clear();
 	for (const store of [gw.tasks, gw.images, gw.plants, gw.onceSeen, gw.accounts]) store.clear();
 	gw.taskCount = 0;
+	gw.criticalHits.length = 0;
 	gw.options = { ...gw.initialOptions };
 }
 

@@ -51,6 +51,23 @@ describe('new-api mode: /api/usage/token/', () => {
 		expect(env.gateway.requests.find((request) => request.path === '/api/usage/token/')?.headers.authorization).toBe(`Bearer ${KEY}`);
 	});
 
+	it('one read per run, whatever the number of items: new-api allows 20 reads of its route per 20 minutes (CRITICAL_RATE_LIMIT)', async () => {
+		env.gateway.setOptions({ criticalRateLimit: 20 });
+		const { output, error } = await run({ items: 25 });
+		expect(error).toBeUndefined();
+		const balance = { available: 50, used: 0, granted: 50, unit: 'USD', unlimited: false, expiresAt: null, source: '/api/usage/token/' };
+		expect(output).toEqual(Array.from({ length: 25 }, (_, item) => ({ json: balance, pairedItem: { item } })));
+		expect(output?.[0].json).not.toBe(output?.[1].json);
+		expect(paths().filter((entry) => entry === 'GET /api/usage/token/')).toHaveLength(1);
+		expect(paths().filter((entry) => entry === 'GET /api/status')).toHaveLength(1);
+	});
+
+	it('Continue On Fail with several items: the one failed read is each item\'s error, paired', async () => {
+		const { output } = await run({ apiKey: 'sk-invalid-account-0123456789', continueOnFail: true, items: 3 });
+		expect(output?.map((item) => [item.json.kind, item.pairedItem])).toEqual([0, 1, 2].map((item) => ['auth', { item }]));
+		expect(paths().filter((entry) => entry === 'GET /api/usage/token/')).toHaveLength(1);
+	});
+
 	it('the money rule follows quota_per_unit: a site that shows tokens still gives its rate, so USD', async () => {
 		env.gateway.setOptions({ quotaDisplayType: 'TOKENS' });
 		expect((await run()).output?.[0].json).toMatchObject({ available: 50, unit: 'USD' });
@@ -107,9 +124,14 @@ describe('one-api-like gateways: the dashboard pair', () => {
 		expect((await run()).output?.[0].json).toMatchObject({ available: 50, granted: 50, unit: 'USD' });
 	});
 
-	it('a site showing tokens: raw quota units, named', async () => {
+	it('a site showing tokens: its quota_per_unit still turns the pair into USD, as on /api/usage/token/', async () => {
 		env.gateway.setOptions({ usageTokenRoute: false, quotaDisplayType: 'TOKENS' });
-		expect((await run()).output?.[0].json).toMatchObject({ available: 25_000_000, granted: 25_000_000, unit: 'quota' });
+		expect((await run()).output?.[0].json).toMatchObject({ available: 50, granted: 50, unit: 'USD' });
+	});
+
+	it('a site showing tokens, a key granted more than 100,000,000 units (200 USD): a limited key, not unlimited', async () => {
+		env.gateway.setOptions({ usageTokenRoute: false, quotaDisplayType: 'TOKENS', keyQuota: 200_000_000 });
+		expect((await run()).output?.[0].json).toMatchObject({ available: 400, granted: 400, unit: 'USD', unlimited: false });
 	});
 
 	it('an unlimited key reads as unlimited', async () => {

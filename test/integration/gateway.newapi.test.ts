@@ -282,6 +282,17 @@ describe('the key\'s balance', () => {
 		expect(await usageOf()).toMatchObject({ total_used: 20000, total_available: 10000 });
 	});
 
+	it('new-api\'s critical rate limit, when set: that many reads per 20 minutes, then a bare 429 before the key check', async () => {
+		env.gateway.setOptions({ criticalRateLimit: 2 });
+		await usageOf();
+		await usageOf('sk-other-5');
+		const limited = await fetch(`${env.gateway.baseUrl}/api/usage/token/`, { headers: { authorization: 'Bearer sk-invalid-5' } });
+		expect([limited.status, await limited.text()]).toEqual([429, '']);
+		expect((await answer(client(null).get('/api/status'))).status).toBe(200);
+		env.gateway.reset();
+		await usageOf();
+	});
+
 	it('without the slash: gin\'s 301 to it, which fetch follows with the key', async () => {
 		const moved = await env.api.get('/api/usage/token?x=1', { redirect: 'manual' });
 		expect([moved.status, moved.headers.get('location')]).toEqual([301, '/api/usage/token/?x=1']);

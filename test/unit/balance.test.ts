@@ -68,6 +68,16 @@ describe('the dashboard pair', () => {
 		expect(balanceFromDashboard(subscription(25_000_000), { total_usage: 500_000_000 }, { display: 'quota' })).toMatchObject({ granted: 25_000_000, used: 5_000_000, available: 20_000_000, unit: 'quota' });
 	});
 
+	it('a site showing tokens that says its rate (quota_per_unit): USD, as from /api/usage/token/', () => {
+		const rule = { display: 'quota', quotaPerUnit: 500_000 } as const;
+		expect(balanceFromDashboard(subscription(25_000_000), { total_usage: 500_000_000 }, rule)).toMatchObject({ granted: 50, used: 10, available: 40, unit: 'USD', unlimited: false });
+	});
+
+	it('only exactly 100,000,000 is the unlimited mark: a larger limit (raw units) is a large limited key', () => {
+		expect(balanceFromDashboard(subscription(200_000_000), { total_usage: 0 }, { display: 'quota' })).toMatchObject({ granted: 200_000_000, available: 200_000_000, unlimited: false });
+		expect(balanceFromDashboard(subscription(100_000_000.5), { total_usage: 0 }, undefined)).toMatchObject({ unlimited: false });
+	});
+
 	it('100,000,000 is an unlimited key; access_until is the expiry', () => {
 		expect(balanceFromDashboard(subscription(100_000_000, 1_767_225_600), { total_usage: 0 }, undefined)).toMatchObject({ unlimited: true, expiresAt: '2026-01-01T00:00:00.000Z' });
 	});

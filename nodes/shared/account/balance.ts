@@ -7,7 +7,8 @@
  * Conversion (new-api, one-api): `GET /api/status` gives `quota_per_unit`, the quota units that
  * make 1 USD; an amount in USD is quota ÷ quota_per_unit, rounded to 6 decimals (the precision
  * new-api itself prints quota as money with). The dashboard pair answers in the site's display
- * unit: USD, CNY (USD × `usd_exchange_rate`, turned back into USD here) or, for `TOKENS`, raw quota.
+ * unit: USD, CNY (USD × `usd_exchange_rate`, turned back into USD here) or, for `TOKENS`, raw quota
+ * (in USD here too when `quota_per_unit` says how: the unit follows what the gateway says, not the route).
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -79,19 +80,40 @@ export function expiryOf(seconds: unknown): string | null {
 	return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
 
+/** How amounts in some unit become the output's: its unit, and the conversion (unrounded). */
+interface OutputUnit {
+	unit: BalanceUnit;
+	convert: (value: number) => number;
+}
+
+const AS_IS = (value: number) => value;
+
+/** Quota units in USD when the gateway says how many make one, else as they are (named). */
+function fromQuota(rule: MoneyRule | undefined): OutputUnit {
+	const perUnit = rule?.quotaPerUnit;
+	return perUnit ? { unit: 'USD', convert: (quota) => quota / perUnit } : { unit: 'quota', convert: AS_IS };
+}
+
+/** The dashboard pair's amounts, in the site's display unit, in USD wherever the rule says how. */
+function fromDisplay(rule: MoneyRule | undefined): OutputUnit {
+	if (rule?.display === 'quota') return fromQuota(rule);
+	const rate = rule?.display === 'CNY' ? rule.usdExchangeRate : undefined;
+	return { unit: 'USD', convert: rate ? (value) => value / rate : AS_IS };
+}
+
 /** new-api's `GET /api/usage/token/` answer (quota units), in USD when the rule gives a rate. */
 export function balanceFromTokenUsage(answer: IDataObject, rule: MoneyRule | undefined): Balance {
 	const data = answer.data;
 	if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UnreadableBalance('it has no "data" object');
 	const usage = data as IDataObject;
 	const raw = { available: amount(usage, 'total_available'), used: amount(usage, 'total_used'), granted: amount(usage, 'total_granted') };
-	const perUnit = rule?.quotaPerUnit;
-	const toUnit = perUnit ? (quota: number) => roundMoney(quota / perUnit) : (quota: number) => quota;
+	const { unit, convert } = fromQuota(rule);
+	const toUnit = unit === 'USD' ? (quota: number) => roundMoney(convert(quota)) : AS_IS;
 	return {
 		available: toUnit(raw.available),
 		used: toUnit(raw.used),
 		granted: toUnit(raw.granted),
-		unit: perUnit ? 'USD' : 'quota',
+		unit,
 		unlimited: usage.unlimited_quota === true,
 		expiresAt: expiryOf(usage.expires_at),
 		source: NEWAPI_USAGE_PATH,
@@ -101,21 +123,23 @@ export function balanceFromTokenUsage(answer: IDataObject, rule: MoneyRule | und
 /**
  * The OpenAI-style pair: `hard_limit_usd` is what was granted, `total_usage` what was used in
  * hundredths, both in the site's display unit (the rule; without one, USD as the fields are named).
+ * An unlimited key's limit is exactly the mark, written after the conversion, so a larger limit
+ * (raw units on a site that shows tokens) is a large limited key.
  */
 export function balanceFromDashboard(subscription: IDataObject, usage: IDataObject, rule: MoneyRule | undefined): Balance {
 	const limit = amount(subscription, 'hard_limit_usd');
 	const usedInDisplay = amount(usage, 'total_usage') / 100;
-	const unlimited = limit >= DASHBOARD_UNLIMITED;
-	const display = rule?.display ?? 'USD';
-	const toUnit = display === 'CNY' && rule?.usdExchangeRate ? (value: number) => value / (rule.usdExchangeRate as number) : (value: number) => value;
-	const granted = unlimited ? limit : toUnit(limit);
-	const used = toUnit(usedInDisplay);
-	const round = display === 'quota' ? (value: number) => Math.round(value) : roundMoney;
+	const unlimited = limit === DASHBOARD_UNLIMITED;
+	const { unit, convert } = fromDisplay(rule);
+	const granted = unlimited ? limit : convert(limit);
+	const used = convert(usedInDisplay);
+	// Money as new-api prints it; raw units whole (hundredths divided back can leave float noise).
+	const round = unit === 'USD' ? roundMoney : Math.round;
 	return {
 		available: round(granted - used),
 		used: round(used),
 		granted: round(granted),
-		unit: display === 'quota' ? 'quota' : 'USD',
+		unit,
 		unlimited,
 		expiresAt: expiryOf(subscription.access_until),
 		source: SUBSCRIPTION_PATH,
