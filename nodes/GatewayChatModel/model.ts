@@ -114,6 +114,25 @@ export function gatewayChatModelClass(Base: SdkBaseChatModel): GatewayChatModelC
 	return defined;
 }
 
+/** The tools in the wire format, converted once per tool (a zod schema's conversion costs time on every turn). */
+function wireToolsOf(tools: readonly Tool[], schemaOf: GatewayModelDeps['schemaOf']): WireTool[] {
+	return tools.flatMap((tool) => {
+		let wire = wireToolCache.get(tool);
+		if (!wire) {
+			wire = toWireTools([tool], schemaOf);
+			wireToolCache.set(tool, wire);
+		}
+		return wire;
+	});
+}
+
+/** A relay that answered a streamed request with one JSON object: its text and closing chunks, masked. */
+function wholeAnswerChunks(completion: ChatCompletion, masker: GatewayClient['masker']): StreamChunk[] {
+	const whole = generateResultOf(completion).message.content.find((part) => part.type === 'text');
+	const text: StreamChunk[] = whole && whole.type === 'text' && whole.text !== '' ? [{ type: 'text-delta', delta: masker.mask(whole.text) }] : [];
+	return [...text, ...masker.maskDeep(closingChunks(completion))];
+}
+
 function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 	return class GatewayChatModel extends Base {
 		constructor(readonly deps: GatewayModelDeps) {
@@ -121,19 +140,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 		}
 
 		private body(messages: Message[], config: CallConfig | undefined, stream: boolean) {
-			return requestBody(this.deps.settings, toWireMessages(messages), this.wireTools(), { stream, stop: stopOf(config) });
-		}
-
-		/** The tools in the wire format, converted once per tool (a zod schema's conversion costs time on every turn). */
-		private wireTools(): WireTool[] {
-			return this.tools.flatMap((tool) => {
-				let wire = wireToolCache.get(tool);
-				if (!wire) {
-					wire = toWireTools([tool], this.deps.schemaOf);
-					wireToolCache.set(tool, wire);
-				}
-				return wire;
-			});
+			return requestBody(this.deps.settings, toWireMessages(messages), wireToolsOf(this.tools, this.deps.schemaOf), { stream, stop: stopOf(config) });
 		}
 
 		/** Any failure as the n8n error the agent shows: our words, the gateway's quoted, the key masked. */
@@ -184,9 +191,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 				const start = await answerStart(response);
 				if (!startsEventStream(start.first)) {
 					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(response, start.readWhole)));
-					const whole = generateResultOf(completion).message.content.find((part) => part.type === 'text');
-					if (whole && whole.type === 'text') yield* text(masker.mask(whole.text));
-					yield* masker.maskDeep(closingChunks(completion));
+					yield* wholeAnswerChunks(completion, masker);
 					return;
 				}
 				for await (const delta of replyTexts(response, reader)) yield* text(shown.push(delta));

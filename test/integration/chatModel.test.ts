@@ -8,6 +8,9 @@
  * its LangChain adapter and n8n's token tracing, as the AI Agent meets them.
  */
 
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
@@ -171,6 +174,26 @@ describe('a streamed answer (stream)', () => {
 		// Paced 60 ms a frame by the gateway: the pieces arrive spread out, not at the end all at once.
 		expect(deltas[deltas.length - 1].at - deltas[0].at).toBeGreaterThanOrEqual(300);
 		expect(chunks[chunks.length - 1]).toEqual({ type: 'finish', finishReason: 'stop', usage: expect.objectContaining({ promptTokens: 10, completionTokens: 22, totalTokens: 32 }), at: expect.any(Number) });
+	});
+
+	it('takes one JSON object from a relay that ignores `stream`: its text as one piece, then the finish; the key echoed in it masked', async () => {
+		const relay = http.createServer((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				const completion = { id: 'c1', object: 'chat.completion', model: 'chat-sonnet-5', choices: [{ index: 0, message: { role: 'assistant', content: `Whole answer, key ${KEY}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } };
+				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
+			});
+		});
+		await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+		try {
+			const model = await chatModel({ baseUrl: `http://127.0.0.1:${(relay.address() as AddressInfo).port}` });
+			const chunks = await collect(model.stream([user('hello')]));
+			expect(chunks.filter((c) => c.type === 'text-delta').map((c) => (c as { delta: string }).delta)).toEqual([expect.stringMatching(/^Whole answer, key /)]);
+			expect(JSON.stringify(chunks)).not.toContain(SECRET_PART);
+			expect(chunks[chunks.length - 1]).toMatchObject({ type: 'finish', finishReason: 'stop', usage: expect.objectContaining({ totalTokens: 7 }) });
+		} finally {
+			await new Promise((resolve) => relay.close(resolve));
+		}
 	});
 
 	it('hands two parallel tool calls on whole, each under its own id, from a stream that sends them in pieces', async () => {
