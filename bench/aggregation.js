@@ -113,7 +113,7 @@ async function aggregate(dist, format, bytes) {
 	const client = {
 		cancelSignal: undefined,
 		masker: { mask: (text) => text },
-		stream: async () => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: network(), failure: (error) => error }),
+		stream: async () => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: network(), failure: (error) => error, alive: () => undefined }),
 	};
 	const isChat = format === 'chat';
 	const reply = await dist.callChat(ctx, client, {
