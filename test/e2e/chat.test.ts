@@ -70,7 +70,7 @@ describeWorkflow('mgwChat0002', 'broken and error streams become error items', (
 describeWorkflow('mgwChat0004', 'a stream that goes silent ends at Idle Timeout; keep-alives keep it alive', () => {
 	const id = 'mgwChat0004';
 	const silentWords = (what: string) =>
-		new RegExp(`^${what} failed: the gateway sent nothing for 1 s after [\\d,]+ characters of the answer \\(\\d+ events\\), the limit set by Idle Timeout \\(Seconds\\)$`);
+		new RegExp(`^${what} failed: the gateway sent nothing for 5 s after [\\d,]+ characters of the answer \\(\\d+ events\\), the limit set by Idle Timeout \\(Seconds\\)$`);
 
 	it.each([
 		['Chat Streamed', 'The chat request', '/v1/chat/completions'],
@@ -84,8 +84,9 @@ describeWorkflow('mgwChat0004', 'a stream that goes silent ends at Idle Timeout;
 		expect(String(items[2].json.text)).toContain('twelve');
 		const silent = gatewayRequests((request) => request.path === path && request.rawBody.includes('[stall-after:700]"'));
 		expect(silent).toHaveLength(1);
-		// The silent item ended at about 1 s, the kept-alive one after its 2.5 s: nobody waited for the Timeout of 30 s.
-		expect(nodeRun(results(), id, node).executionTimeMs).toBeLessThan(15_000);
+		// Idle Timeout 5 s (a busy batch of 32 workflows delays a live answer by seconds, so not 1 s):
+		// the silent item ended at about 5 s, the kept-alive one after its 8 s; nobody waited for the Timeout of 30 s.
+		expect(nodeRun(results(), id, node).executionTimeMs).toBeLessThan(25_000);
 		expect(workflowResult(results(), id).status).toBe('success');
 	});
 });
