@@ -31,14 +31,23 @@ const isFile = (part: FormPart): part is FilePart => 'source' in part;
  * and control characters (Go's mime/multipart, what new-api reads forms with, refuses the whole form
  * for one in a part header).
  */
-const HEADER_UNSAFE = /["\\\x00-\x1f\x7f]/g;
+function isHeaderUnsafe(char: string): boolean {
+	const code = char.charCodeAt(0);
+	return code < 0x20 || code === 0x7f || char === '"' || char === '\\';
+}
 
 /**
  * A name or file name in a Content-Disposition header, quoted; each unsafe character
  * percent-encoded, as the HTML standard's form encoding does for `"`, CR and LF.
  */
 function quoted(text: string): string {
-	return `"${text.replace(HEADER_UNSAFE, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}"`;
+	let encoded = '';
+	for (const char of text) {
+		encoded += isHeaderUnsafe(char)
+			? `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`
+			: char;
+	}
+	return `"${encoded}"`;
 }
 
 const CRLF = '\r\n';
