@@ -202,6 +202,35 @@ describeWorkflow('mgwHostile0020', 'success answers quoting the key and the rela
 	}
 });
 
+describeWorkflow('mgwHostile0021', 'an image edit (multipart) answered by a 401 quoting the key', () => {
+	it('fails, quoting the gateway with the key masked', () => {
+		expect(workflowError(results(), 'mgwHostile0021')?.message).toMatch(/refused the API key.*无效的令牌 token=\*\*\*/);
+		expectMasked(stored(workflowError(results(), 'mgwHostile0021')));
+		expect(requests((request) => request.path === '/v1/images/edits')).toHaveLength(1);
+	});
+});
+
+describeWorkflow('mgwHostile0022', "the key's balance routes answering 401 quoting the key", () => {
+	it('fails, quoting the gateway with the key masked', () => {
+		expect(workflowError(results(), 'mgwHostile0022')?.message).toMatch(/refused the API key.*\*\*\*/);
+		expectMasked(stored(workflowError(results(), 'mgwHostile0022')));
+	});
+});
+
+describeWorkflow('mgwHostile0023', 'streamed answers that quote the key, then stall', () => {
+	it.each(['Chat', 'Messages'])('%s ends at its Idle Timeout, the partial answer masked', (name) => {
+		const items = nodeItems(results(), 'mgwHostile0023', name);
+		expect(items).toHaveLength(1);
+		const text = JSON.stringify(items);
+		expect(text).toMatch(/sent nothing for 3 s/);
+		expectMasked(text);
+	});
+
+	it('the gateway really quoted the secrets to both (so the check above means something)', () => {
+		expect(byPrompt('[hostile:echo-then-stall]').length).toBe(2);
+	});
+});
+
 // Only when the hostile workflows ran (E2E_ONLY may leave them out).
 describeWorkflow('mgwHostile0001', 'after the whole batch: the keys are nowhere n8n keeps things', () => {
 	/** Every file of the n8n user folder: its log, its SQLite database (and journal), stored run data. */

@@ -431,6 +431,7 @@ async function startHostileGateway(options = {}) {
 		if (name === 'keepalive-stream') {
 			return trickle(ctx, SSE_HEADERS, ': keep-alive\n\n', opts.keepAliveIntervalMs);
 		}
+		if (name === 'echo-then-stall') return deliver(ctx, stalledEcho(ctx, kind, model));
 		if (kind === 'chat') {
 			const head = { id: `chatcmpl-${++seq}`, created: unixNow(), model };
 			const chunk = (delta, finish = null) =>
@@ -503,6 +504,33 @@ async function startHostileGateway(options = {}) {
 		]));
 	}
 
+	/**
+	 * `echo-then-stall`: a streamed answer that starts by quoting the request's secrets in small
+	 * pieces (as `echo-secrets-200` does), then sends nothing more and never ends.
+	 */
+	function stalledEcho(ctx, kind, model) {
+		const quote = pieces(echoSecrets(ctx, `Partial answer: ${ECHO_SECRETS}`), true);
+		if (kind === 'chat') {
+			const head = { id: `chatcmpl-${++seq}`, created: unixNow(), model, object: 'chat.completion.chunk' };
+			const chunk = (delta) => sseData({ ...head, choices: [{ index: 0, delta, finish_reason: null }] });
+			return streamAnswer([chunk({ role: 'assistant', content: '' }), ...quote.map((content) => chunk({ content }))], false);
+		}
+		const head = messagesHead(model);
+		return streamAnswer([
+			sseEvent('message_start', { type: 'message_start', message: { ...head, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } }),
+			sseEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+			...quote.map((text) => sseEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
+		], false);
+	}
+
+	/**
+	 * The key's balance routes (Gateway Account) refuse every key, quoting it as new-api's token
+	 * check does when a key is unknown; no magic word, since these are GETs without a body.
+	 */
+	function balanceRefusal(ctx) {
+		return json(401, { success: false, message: `无效的令牌 token=${secretPart(authOf(ctx))}`, error: { message: `invalid token ${authOf(ctx)}`, type: 'new_api_error' } });
+	}
+
 	const contentTypeOf = (kind, name) => {
 		if (kind !== 'file') return 'application/json';
 		return name.endsWith('.mp4') ? 'video/mp4' : name.endsWith('.png') ? 'image/png' : 'application/octet-stream';
@@ -547,6 +575,7 @@ async function startHostileGateway(options = {}) {
 			case 'keepalive-stream':
 			case 'bad-tool-json-key':
 			case 'stream-error-key':
+			case 'echo-then-stall':
 				if (kind === 'chat' || kind === 'messages') return chatScenario(ctx, kind, name);
 				return deliver(ctx, normal());
 			default:
@@ -639,11 +668,16 @@ async function startHostileGateway(options = {}) {
 		if (file && (req.method === 'GET' || req.method === 'HEAD')) return fileRoute(ctx, file[1], file[2]);
 		if (ctx.origin !== 'gateway' && !ctx.landing) return deliver(ctx, noSuchKey());
 
+		if (req.method === 'GET' && /^\/(api\/usage\/token\/?|v1\/dashboard\/billing\/(subscription|usage))$/.test(routePath)) {
+			return deliver(ctx, balanceRefusal(ctx));
+		}
 		const status = /^\/v1\/video\/generations\/([^/]+)$/.exec(routePath);
 		if (status && req.method === 'GET') return statusRoute(ctx, status[1]);
 		const routes = {
 			'GET /v1/models': 'models',
 			'POST /v1/images/generations': 'images',
+			// A multipart body: only scenarios that answer without reading it (e.g. 401-secret-part) apply.
+			'POST /v1/images/edits': 'images',
 			'POST /v1/video/generations': 'video',
 			'POST /v1/chat/completions': 'chat',
 			'POST /v1/messages': 'messages',

@@ -31,6 +31,7 @@ const HERE = new Set([
 	'keepalive-stream',
 	'bad-tool-json-key',
 	'stream-error-key',
+	'echo-then-stall',
 	...Object.keys(BODIES_200),
 ]);
 

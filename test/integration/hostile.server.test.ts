@@ -224,6 +224,35 @@ describe('the key printed by the gateway', () => {
 		expect(messages.text).not.toContain('message_stop');
 	});
 
+	it('echo-then-stall streams the secrets in pieces (chat and messages), then sends nothing and never ends', async () => {
+		for (const [path, body, arrived] of [
+			['/v1/chat/completions', chatBody('[hostile:echo-then-stall]', { stream: true }), '"content":"'],
+			['/v1/messages', messagesBody('[hostile:echo-then-stall]', { stream: true }), '"text_delta"'],
+		] as const) {
+			const { request, response } = open(api(path), { body });
+			const res = await response;
+			let text = '';
+			res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+			await waitFor(() => text.split(arrived).length > 10);
+			await sleep(BUSY_MARGIN_MS);
+			const pieces = [...text.matchAll(/"(?:content|text)":"([^"]*)"/g)].map((m) => m[1]).join('');
+			expect(pieces).toContain(`you sent ${AUTH} (base64 ${Buffer.from(KEY).toString('base64')})`);
+			expect(text).not.toMatch(/\[DONE\]|message_stop/);
+			expect(res.complete).toBe(false);
+			request.destroy();
+		}
+	});
+
+	it("the balance routes and an image edit answer 401 quoting the key (GETs carry no magic word)", async () => {
+		for (const path of ['/api/usage/token/', '/v1/dashboard/billing/subscription', '/v1/dashboard/billing/usage']) {
+			const reply = await call(api(path));
+			expect([path, reply.status]).toEqual([path, 401]);
+			expect(reply.text).toContain('token=hostile-secret-42');
+		}
+		const edit = await call(api('/v1/images/edits'), { body: '--b\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nred [hostile:401-secret-part]\r\n--b--\r\n' });
+		expect([edit.status, edit.text]).toEqual([401, expect.stringContaining('token=hostile-secret-42')]);
+	});
+
 	it('fail-reason-key ends the video task in FAILURE quoting the key', async () => {
 		const task = JSON.parse((await call(api('/v1/video/generations'), { body: { prompt: '[hostile:fail-reason-key]' } })).text);
 		let data;
