@@ -68,31 +68,6 @@ export async function settleConcurrent<T, R>(inputs: readonly T[], limit: number
 	});
 }
 
-/** Runs a task once fewer than the limit are running; tasks wait their turn in order. */
-export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
-
-/**
- * A concurrency bound shared by different kinds of request of one execution (a video's submit,
- * its polls and its download), where mapConcurrent's one-worker-per-input shape does not fit.
- */
-export function createLimiter(limit: number): Limiter {
-	const slots = Math.max(1, Math.floor(limit) || 1);
-	let active = 0;
-	const waiting: Array<() => void> = [];
-	return async <T>(task: () => Promise<T>): Promise<T> => {
-		if (active < slots) active++;
-		else await new Promise<void>((resolve) => waiting.push(resolve));
-		try {
-			return await task();
-		} finally {
-			// The slot passes straight to the next waiting task, or is freed.
-			const next = waiting.shift();
-			if (next) next();
-			else active--;
-		}
-	};
-}
-
 /**
  * Checks every item before anything is sent; a bad item fails the node unless Continue On Fail.
  * Items are checked side by side, as they run: a file store that stalls holds the run for one
