@@ -148,7 +148,6 @@ const NOT_FOUND_WORDS = /not[_ ]exists?|not[_ ]found|no such/;
  * the gateway may have acted, whatever its code names.
  */
 const NOT_FOUND_CODE = /^[a-z_]*(not_exists?|not_found)$/;
-const OVERLOAD_WORDS = /overload|server_error|internal error|upstream|temporarily|unavailable|timeout/;
 
 export function classifyError(status: number | undefined, parsed: ParsedErrorBody): GatewayErrorKind {
 	const code = String(parsed.code ?? '').toLowerCase();
@@ -166,7 +165,6 @@ export function classifyError(status: number | undefined, parsed: ParsedErrorBod
 	if (status !== undefined && status >= 500) return 'server';
 	if (status !== undefined && status >= 400) return 'bad_request';
 	// An error inside a 200 without telling words: the gateway failed the request.
-	if (OVERLOAD_WORDS.test(words)) return 'server';
 	return 'server';
 }
 

@@ -42,14 +42,6 @@ export interface RawResponse {
 	body: ByteStream;
 }
 
-/**
- * The gateway may have done the work before its proxy gave up (502/504) or failed afterwards (500);
- * any other error status is a refusal, whatever its body turns out to say.
- */
-function mayHaveActedBy(status: number): boolean {
-	return status >= 500 || status === 408;
-}
-
 /** The idle limit of a streamed answer: the longest silence allowed, and its name as the user knows it. */
 export interface IdleLimit {
 	ms: number;
@@ -138,7 +130,9 @@ export class AttemptSignal {
 	 * the gateway closed mid-body (Node's client drops an answer that came just before), may have been.
 	 */
 	mayHaveActed(sentBody: boolean, status?: number): boolean {
-		if (status !== undefined) return mayHaveActedBy(status) && this.upload !== 'answeredEarly';
+		// A 5xx or 408: the gateway may have done the work before its proxy gave up (502/504) or failed
+		// afterwards (500); any other error status is a refusal, whatever its body turns out to say.
+		if (status !== undefined) return (status >= 500 || status === 408) && this.upload !== 'answeredEarly';
 		return sentBody && this.upload !== 'cutHere';
 	}
 

@@ -31,11 +31,11 @@ import { AttemptSignal, bodyType, followRedirects, sendOnce } from './attempt';
 import type { ByteStream, IdleLimit, RawResponse, RequestBody } from './attempt';
 import { CallFailures, callExtra } from './callFailure';
 import { fileWaitScope } from './fileWait';
-import type { FileWaitScope } from './fileWait';
 import { SendPace } from './pace';
 import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, secondsText } from './retry';
 import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { CancelledError, PastDeadline, deadlineSignal, pause } from './timing';
+import type { DeadlineScope } from './timing';
 
 export { CREDENTIAL_TYPE, jsonObjectAnswer };
 export { headerValue } from './attempt';
@@ -222,7 +222,7 @@ export class GatewayClient {
 	 * What an item's waits on n8n's binary store end on (fileWait.ts): its deadline `notAfter`, and
 	 * what ends every wait of this client (a Stop, the end of the run, winding down).
 	 */
-	fileWaits(notAfter: number): FileWaitScope {
+	fileWaits(notAfter: number): DeadlineScope {
 		return fileWaitScope(notAfter, this.waitsEnd);
 	}
 
@@ -249,21 +249,12 @@ export class GatewayClient {
 	}
 
 	/**
-	 * Sends a request and returns the open answer stream (server-sent events). The stream is
-	 * destroyed when the call's deadline passes or the run is stopped; `failure` turns what then
-	 * breaks the reading into a GatewayError.
-	 */
-	async stream(call: GatewayCall): Promise<OpenAnswer> {
-		return await this.open(call);
-	}
-
-	/**
 	 * Opens a download. The key and custom headers go only to links on the gateway's own origin; a
 	 * link anywhere else (a CDN) is fetched without them, and so is every redirect to another origin.
 	 * A link that answers 403, 404 or 410 has expired: `nextStep` says how to get a fresh one.
 	 */
 	async download(link: string, call: Omit<GatewayCall, 'path' | 'method' | 'body'>, nextStep?: string): Promise<OpenAnswer> {
-		return await this.open({ ...call, path: link, method: 'GET' }, { nextStep });
+		return await this.stream({ ...call, path: link, method: 'GET' }, { nextStep });
 	}
 
 	/** The fields an error of this call carries, for callers that raise errors of their own. */
@@ -271,7 +262,12 @@ export class GatewayClient {
 		return callExtra(call, more);
 	}
 
-	private async open(call: GatewayCall, fileLink?: { nextStep?: string }): Promise<OpenAnswer> {
+	/**
+	 * Sends a request and returns the open answer stream (server-sent events, a download). The
+	 * stream is destroyed when the call's deadline passes or the run is stopped; `failure` turns what
+	 * then breaks the reading into a GatewayError. `fileLink`: the call is a download (see download).
+	 */
+	async stream(call: GatewayCall, fileLink?: { nextStep?: string }): Promise<OpenAnswer> {
 		return await this.send(
 			call,
 			async (response, attempt, failures) => {
