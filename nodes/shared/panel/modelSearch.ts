@@ -45,20 +45,16 @@ async function searchModels(ctx: ILoadOptionsFunctions, kind: ModelKind, filter?
 		const answer = await client.json<{ data?: GatewayModel[] }>({ path: '/v1/models', deadlineMs: 15_000, retry: { maxRetries: 1 }, what: 'Listing the models' });
 		gatewayModels = Array.isArray(answer?.data) ? answer.data : [];
 	} catch {
-		// While editing, an unreachable gateway should not leave the picker empty.
-		gatewayModels = [];
+		// While editing, an unreachable gateway should not leave the picker empty: the catalogue.
 	}
 	return { results: modelListEntries(kind, gatewayModels, filter) };
 }
 
-export const modelSearch = {
-	async searchImageModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-		return await searchModels(this, 'image', filter);
-	},
-	async searchVideoModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-		return await searchModels(this, 'video', filter);
-	},
-	async searchChatModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-		return await searchModels(this, 'chat', filter);
-	},
-};
+/** The list search of one kind, as n8n calls it: with the editor's context as `this`. */
+function searchOf(kind: ModelKind) {
+	return async function (this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+		return await searchModels(this, kind, filter);
+	};
+}
+
+export const modelSearch = { searchImageModels: searchOf('image'), searchVideoModels: searchOf('video'), searchChatModels: searchOf('chat') };
