@@ -78,15 +78,10 @@ export class GatewayError extends Error {
 		this.retryAfterMs = init.retryAfterMs;
 	}
 
-	/** The facts this error was built from. */
-	get init(): GatewayErrorInit {
-		const { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs } = this;
-		return { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields: { ...fields }, itemIndex, retryAfterMs };
-	}
-
 	/** A copy with some facts changed (this error stays as it is). */
 	with(changes: Partial<GatewayErrorInit>): GatewayError {
-		const copy = new GatewayError({ ...this.init, ...changes });
+		const { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs } = this;
+		const copy = new GatewayError({ kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs, ...changes });
 		// Where the failure happened, not where it was retold.
 		// A function, so that `$&` or `$'` in a headline (a Location, a task id) is not read as a pattern.
 		if (this.stack) copy.stack = this.stack.replace(this.message, () => copy.message);

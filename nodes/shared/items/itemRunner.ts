@@ -132,19 +132,6 @@ export interface FailedRun {
 	notStarted: number[];
 }
 
-/** What the operation adds to the error of the item that failed the run. */
-function paidWorkOf<P>(
-	operation: PerItemOperation<P>,
-	failedItem: number | undefined,
-	valid: Array<PreparedItem<P>>,
-	outputs: ReadonlyMap<number, INodeExecutionData[]>,
-	failures: ReadonlyMap<number, unknown>,
-): RunAddendum | undefined {
-	if (failedItem === undefined || !operation.paidWork) return undefined;
-	const notStarted = valid.map(({ itemIndex }) => itemIndex).filter((itemIndex) => !outputs.has(itemIndex) && !failures.has(itemIndex));
-	return operation.paidWork({ failedItem, outputs, failures, notStarted });
-}
-
 /** Checks every item, then runs them concurrently; returns the node's single output. */
 export async function runPerItem<P>(
 	ctx: IExecuteFunctions,
@@ -186,7 +173,9 @@ export async function runPerItem<P>(
 		} catch (error) {
 			// The first failure, with the paid work of the other items (masked with it, at the edge).
 			const first = failedItem === undefined ? error : failures.get(failedItem);
-			throw asNodeError(ctx.getNode(), first, failedItem, client.masker, paidWorkOf(operation, failedItem, valid, outputs, failures));
+			const notStarted = valid.map(({ itemIndex }) => itemIndex).filter((itemIndex) => !outputs.has(itemIndex) && !failures.has(itemIndex));
+			const paidWork = failedItem === undefined ? undefined : operation.paidWork?.({ failedItem, outputs, failures, notStarted });
+			throw asNodeError(ctx.getNode(), first, failedItem, client.masker, paidWork);
 		} finally {
 			client.close();
 		}

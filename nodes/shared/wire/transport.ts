@@ -128,7 +128,7 @@ function policyOf(call: GatewayCall): RetryPolicy {
  * waited (how long, how many tries, or that the gateway asks for longer than the limit leaves).
  */
 function gaveUp(failure: GatewayError, decision: RetryDecision, what: string, limit: CallLimit, tries: number, waitedMs: number): GatewayError {
-	const words = decision.retry || (decision.why === 'spent' && tries === 1) ? undefined : giveUpWords(decision, failure, tries, waitedMs, limit.name);
+	const words = !decision.retry && decision.why === 'spent' && tries === 1 ? undefined : giveUpWords(decision, failure, tries, waitedMs, limit.name);
 	if (words === undefined) return failure;
 	// "The gateway asks to retry after 60 s, more than …" says the rate limit all by itself.
 	const asks = failure.kind === 'rate_limit' && words.startsWith('the gateway asks');
