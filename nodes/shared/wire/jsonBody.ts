@@ -4,9 +4,7 @@
  * data URL, 13 MB of JSON text and the 13 MB of bytes n8n's request helper sends: five copies per
  * request in flight, which V8 frees only at its next full collection. Here the file stays a
  * reference (`Base64Text`) until the body is sent: the body is cut into the JSON text around its
- * files, and sent as streamedBody.ts sends every body with files (a file n8n keeps outside the
- * item streamed, its Base64 encoded chunk by chunk as it is read; bytes in memory written once,
- * with the Base64 encoded straight into them in small pieces).
+ * files, and sent as streamedBody.ts sends every body with files.
  */
 import type { LargestField } from '../failures/errors';
 import { encodePlan } from './streamedBody';

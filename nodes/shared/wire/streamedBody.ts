@@ -78,12 +78,6 @@ function planSize(plan: BodyPlan): number {
 	return size;
 }
 
-/** A file's bytes in memory as they go into the body, a piece at a time. */
-function* inMemoryPieces(file: BodyFile, bytes: Buffer): Generator<Buffer> {
-	if (file.encoding === 'raw') yield bytes;
-	else yield* base64Pieces(bytes);
-}
-
 /**
  * The body as n8n sends it: its bytes, each file written into them once (a Base64 file without
  * ever being one string), when every file is in memory; else a `StreamedBody`.
@@ -154,7 +148,7 @@ export class StreamedBody {
 				if (i === plan.files.length) break;
 				const file = plan.files[i];
 				const source = file.source;
-				if (Buffer.isBuffer(source)) yield* inMemoryPieces(file, source);
+				if (Buffer.isBuffer(source)) yield* file.encoding === 'raw' ? [source] : base64Pieces(source);
 				else yield* streamedFile(file.encoding, source, await openNext(source), state);
 			}
 		}

@@ -119,10 +119,6 @@ export type OpenAnswer = GatewayResponse<ByteStream> & {
 /** Consumes a 2xx answer within the attempt's deadline. */
 type Take<R> = (response: RawResponse, attempt: AttemptSignal, failures: CallFailures) => Promise<R>;
 
-function policyOf(call: GatewayCall): RetryPolicy {
-	return call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0, maxRateLimitRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
-}
-
 /**
  * The error a call gives up with: its failure as classified, its headline followed by what was
  * waited (how long, how many tries, or that the gateway asks for longer than the limit leaves).
@@ -288,7 +284,7 @@ export class GatewayClient {
 
 	/** The retry loop around one call; `take` consumes a 2xx answer within the attempt's deadline. */
 	private async send<R>(call: GatewayCall, take: Take<R>, fileLink?: { nextStep?: string }): Promise<R> {
-		const policy = policyOf(call);
+		const policy: RetryPolicy = call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0, maxRateLimitRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
 		const started = Date.now();
 		const limit = this.limitOf(call, started);
 		const failures = new CallFailures(call, {
