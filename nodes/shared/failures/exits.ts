@@ -102,25 +102,19 @@ type SendChunk = IExecuteFunctions['sendChunk'];
 /** n8n's live stream, masked per item across chunks: a secret split over two chunks is masked too. */
 function maskedSendChunk(send: SendChunk, masker: SecretMasker): SendChunk {
 	const streams = new Map<number, StreamMasker>();
-	const streamOf = (itemIndex: number) => {
-		let stream = streams.get(itemIndex);
-		if (!stream) {
-			stream = new StreamMasker(masker);
-			streams.set(itemIndex, stream);
-		}
-		return stream;
-	};
 	// n8n's sendChunk returns a promise although it is typed void; so does this one.
 	const forward = async (type: Parameters<SendChunk>[0], itemIndex: number, content?: IDataObject | string) => await Promise.resolve(send(type, itemIndex, content));
 	const masked = async (type: Parameters<SendChunk>[0], itemIndex: number, content?: IDataObject | string): Promise<void> => {
 		if (type === 'item' && typeof content === 'string') {
-			const shown = streamOf(itemIndex).push(content);
+			const stream = streams.get(itemIndex) ?? new StreamMasker(masker);
+			streams.set(itemIndex, stream);
+			const shown = stream.push(content);
 			if (shown !== '') await forward(type, itemIndex, shown);
 			return;
 		}
 		if (type === 'end' || type === 'error') {
 			// What waited for the rest of a possible secret goes out first.
-			const rest = streamOf(itemIndex).flush();
+			const rest = streams.get(itemIndex)?.flush() ?? '';
 			streams.delete(itemIndex);
 			if (rest !== '') await forward('item', itemIndex, rest);
 		}
