@@ -232,16 +232,12 @@ export class GatewayClient {
 	 * become GatewayErrors. `parse` replaces JSON.parse (e.g. to keep int64 digits).
 	 */
 	async json<T = IDataObject>(call: GatewayCall, parse: (text: string) => unknown = JSON.parse): Promise<T> {
-		const response = await this.text(call);
-		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
-	}
-
-	/** Sends a request and returns the whole answer as text (a 2xx; error statuses are thrown). */
-	async text(call: GatewayCall): Promise<GatewayResponse<string>> {
-		return await this.send(call, async (response, attempt, failures) => {
+		// The whole answer as text, within the attempt; read as JSON once the call is done (not retried for what it says).
+		const response = await this.send(call, async (answer, attempt, failures) => {
 			const bound = { limit: JSON_BODY_LIMIT, truncate: false, what: failures.what, extra: failures.extra(), failure: (error: unknown) => failures.noAnswer(error, attempt) };
-			return { status: response.statusCode, headers: response.headers, body: (await readBody(response.body, bound)).toString('utf8') };
+			return { status: answer.statusCode, headers: answer.headers, body: (await readBody(answer.body, bound)).toString('utf8') };
 		});
+		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
 	}
 
 	/**
