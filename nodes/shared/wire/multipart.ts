@@ -40,13 +40,8 @@ function isHeaderUnsafe(char: string): boolean {
  * percent-encoded, as the HTML standard's form encoding does for `"`, CR and LF.
  */
 function quoted(text: string): string {
-	let encoded = '';
-	for (const char of text) {
-		encoded += isHeaderUnsafe(char)
-			? `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`
-			: char;
-	}
-	return `"${encoded}"`;
+	const encoded = [...text].map((char) => (isHeaderUnsafe(char) ? `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}` : char));
+	return `"${encoded.join('')}"`;
 }
 
 const CRLF = '\r\n';
