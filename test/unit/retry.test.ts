@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, howItPasses, isSafeToRepeat, isTransient, parseRetryAfter, rateLimitWaitMs, retryDelayMs } from '../../nodes/shared/wire/retry';
+import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, howItPasses, isSafeToRepeat, isTransient, parseRetryAfter, retryDelayMs } from '../../nodes/shared/wire/retry';
 import type { FailureFacts, RetryMoment } from '../../nodes/shared/wire/retry';
 import { BackoffGate, PastDeadline } from '../../nodes/shared/wire/timing';
 import { createFakeClock } from '../helpers/fakeClock';
@@ -131,10 +131,10 @@ describe('the retry decision', () => {
 	});
 
 	it('backs off after a Retry-After of 0 instead of hammering, and not at all once the pace spaces requests', () => {
-		expect(rateLimitWaitMs(0, 0, false, DEFAULT_RETRY_POLICY, () => 1)).toBe(1000);
-		expect(rateLimitWaitMs(2, undefined, false, DEFAULT_RETRY_POLICY, () => 1)).toBe(4000);
-		expect(rateLimitWaitMs(2, undefined, true, DEFAULT_RETRY_POLICY, () => 1)).toBe(0);
-		expect(rateLimitWaitMs(2, 3000, true, DEFAULT_RETRY_POLICY, () => 1)).toBe(3000);
+		expect(retryDelayMs(0, 0, DEFAULT_RETRY_POLICY, () => 1, false)).toBe(1000);
+		expect(retryDelayMs(2, undefined, DEFAULT_RETRY_POLICY, () => 1, false)).toBe(4000);
+		expect(retryDelayMs(2, undefined, DEFAULT_RETRY_POLICY, () => 1, true)).toBe(0);
+		expect(retryDelayMs(2, 3000, DEFAULT_RETRY_POLICY, () => 1, true)).toBe(3000);
 	});
 
 	it('says "waiting did not help" only after waiting', () => {

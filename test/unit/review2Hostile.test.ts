@@ -1,4 +1,4 @@
-import { PassThrough } from 'stream';
+import { PassThrough, Readable } from 'stream';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { attachmentParts, loadAttachments } from '../../nodes/shared/files/attachments';
 import { encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
@@ -57,13 +57,18 @@ function lyingStore(headPadding: number) {
 	const store = {
 		streamed: 0,
 		wholeReads: 0,
-		async *stream() {
-			yield png;
-			for (let i = 0; i < 64; i++) {
-				store.streamed += 1024 * 1024;
-				yield Buffer.alloc(1024 * 1024);
-			}
-		},
+		// A Node Readable, as n8n's binary store gives, in pieces of 64 KiB.
+		stream: () =>
+			Readable.from(
+				(async function* () {
+					yield png;
+					for (let i = 0; i < 1024; i++) {
+						store.streamed += 64 * 1024;
+						yield Buffer.alloc(64 * 1024);
+					}
+				})(),
+				{ objectMode: false },
+			),
 		async whole() {
 			store.wholeReads++;
 			return Buffer.concat([png, Buffer.alloc(64 * 1024 * 1024)]);
@@ -77,7 +82,6 @@ async function sendBody(body: IDataObject): Promise<Buffer> {
 	const encoded = encodeJsonBody(body);
 	if (!(encoded instanceof StreamedBody)) throw new Error('not a streamed body');
 	const opened = await encoded.open();
-	if (Buffer.isBuffer(opened.body)) return opened.body;
 	const parts: Buffer[] = [];
 	for await (const chunk of opened.body) parts.push(chunk as Buffer);
 	return Buffer.concat(parts);

@@ -1,6 +1,5 @@
 import { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
-import { createLimiter } from '../../nodes/shared/items/itemRunner';
 import { waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
 import { GatewayError } from '../../nodes/shared/failures/errors';
@@ -334,27 +333,5 @@ describe('TaskPoller', () => {
 		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
 		expect((await poller.watch(queued('b'), wait)).kind).toBe('success');
 		expect(polls.map((p) => p.at)).toEqual([5000, 10_000]);
-	});
-});
-
-describe('createLimiter', () => {
-	it('runs at most the limit at once, in order, and frees the slot when a task fails', async () => {
-		const limit = createLimiter(2);
-		let running = 0;
-		let peak = 0;
-		const order: number[] = [];
-		const task = (n: number, fail = false) => async () => {
-			running++;
-			peak = Math.max(peak, running);
-			order.push(n);
-			await new Promise((resolve) => setImmediate(resolve));
-			running--;
-			if (fail) throw new Error(`task ${n}`);
-			return n;
-		};
-		const results = await Promise.allSettled([0, 1, 2, 3, 4].map(async (n) => await limit(task(n, n === 1))));
-		expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'failed'))).toEqual([0, 'failed', 2, 3, 4]);
-		expect(order).toEqual([0, 1, 2, 3, 4]);
-		expect(peak).toBe(2);
 	});
 });

@@ -106,13 +106,12 @@ export function balanceFromTokenUsage(answer: IDataObject, rule: MoneyRule | und
 	const data = answer.data;
 	if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UnreadableBalance('it has no "data" object');
 	const usage = data as IDataObject;
-	const raw = { available: amount(usage, 'total_available'), used: amount(usage, 'total_used'), granted: amount(usage, 'total_granted') };
 	const { unit, convert } = fromQuota(rule);
 	const toUnit = unit === 'USD' ? (quota: number) => roundMoney(convert(quota)) : AS_IS;
 	return {
-		available: toUnit(raw.available),
-		used: toUnit(raw.used),
-		granted: toUnit(raw.granted),
+		available: toUnit(amount(usage, 'total_available')),
+		used: toUnit(amount(usage, 'total_used')),
+		granted: toUnit(amount(usage, 'total_granted')),
 		unit,
 		unlimited: usage.unlimited_quota === true,
 		expiresAt: expiryOf(usage.expires_at),

@@ -20,8 +20,8 @@ export interface RunAddendum {
 	fields?: IDataObject;
 }
 
-/** Errors our code built itself (input checks): no gateway text, already in final words. */
-function isOwnNodeError(error: unknown): error is NodeError {
+/** n8n errors, which our code builds itself (input checks): no gateway text, already in final words. */
+export function isOwnNodeError(error: unknown): error is NodeError {
 	return error instanceof NodeApiError || error instanceof NodeOperationError;
 }
 

@@ -44,10 +44,6 @@ export function gatewayQuote(text: string): string {
 	return quoteStart(text, QUOTE_BOUND);
 }
 
-export function looksLikeHtml(text: string, contentType = ''): boolean {
-	return /html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text);
-}
-
 /** Reads the message, code and type from a parsed error body of any known shape. */
 export function readErrorFields(body: unknown): ParsedErrorBody {
 	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -78,7 +74,7 @@ export function readErrorFields(body: unknown): ParsedErrorBody {
 export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorBody {
 	const text = (bodyText ?? '').trim();
 	if (text === '') return {};
-	if (looksLikeHtml(text, contentType)) return { message: summariseHtml(text), html: true };
+	if (/html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text)) return { message: summariseHtml(text), html: true };
 	try {
 		return readErrorFields(JSON.parse(text));
 	} catch {

@@ -78,15 +78,10 @@ export class GatewayError extends Error {
 		this.retryAfterMs = init.retryAfterMs;
 	}
 
-	/** The facts this error was built from. */
-	get init(): GatewayErrorInit {
-		const { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs } = this;
-		return { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields: { ...fields }, itemIndex, retryAfterMs };
-	}
-
 	/** A copy with some facts changed (this error stays as it is). */
 	with(changes: Partial<GatewayErrorInit>): GatewayError {
-		const copy = new GatewayError({ ...this.init, ...changes });
+		const { kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs } = this;
+		const copy = new GatewayError({ kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs, ...changes });
 		// Where the failure happened, not where it was retold.
 		// A function, so that `$&` or `$'` in a headline (a Location, a task id) is not read as a pattern.
 		if (this.stack) copy.stack = this.stack.replace(this.message, () => copy.message);
@@ -148,7 +143,6 @@ const NOT_FOUND_WORDS = /not[_ ]exists?|not[_ ]found|no such/;
  * the gateway may have acted, whatever its code names.
  */
 const NOT_FOUND_CODE = /^[a-z_]*(not_exists?|not_found)$/;
-const OVERLOAD_WORDS = /overload|server_error|internal error|upstream|temporarily|unavailable|timeout/;
 
 export function classifyError(status: number | undefined, parsed: ParsedErrorBody): GatewayErrorKind {
 	const code = String(parsed.code ?? '').toLowerCase();
@@ -166,7 +160,6 @@ export function classifyError(status: number | undefined, parsed: ParsedErrorBod
 	if (status !== undefined && status >= 500) return 'server';
 	if (status !== undefined && status >= 400) return 'bad_request';
 	// An error inside a 200 without telling words: the gateway failed the request.
-	if (OVERLOAD_WORDS.test(words)) return 'server';
 	return 'server';
 }
 

@@ -8,10 +8,9 @@
  * - any error the node throws (input checks included), through the edge.
  * So no path of a node, present or future, can forget to mask: it has no other way out.
  */
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData, Logger } from 'n8n-workflow';
 
-import { asNodeError } from './edge';
+import { asNodeError, isOwnNodeError } from './edge';
 import { StreamMasker, noSecretsMasker } from '../credential/secrets';
 import type { SecretMasker } from '../credential/secrets';
 import { CREDENTIAL_TYPE, secretPolicyOf } from '../credential/settings';
@@ -20,7 +19,12 @@ type ExecuteRun = (ctx: IExecuteFunctions) => Promise<INodeExecutionData[][]>;
 
 /** Runs a node's execute with every exit masked; `run` gets the masking context. */
 export async function withMaskedExits(ctx: IExecuteFunctions, run: ExecuteRun): Promise<INodeExecutionData[][]> {
-	const credentials = onceEach(async (type: string) => await ctx.getCredentials(type));
+	// Each credential is read once: the policy's read serves the node's too.
+	const reads = new Map<string, Promise<unknown>>();
+	const credentials = async (type: string) => {
+		if (!reads.has(type)) reads.set(type, ctx.getCredentials(type));
+		return await reads.get(type);
+	};
 	const masker = await credentials(CREDENTIAL_TYPE).then(
 		(raw) => secretPolicyOf(raw as IDataObject),
 		// No credential to read: the node fails on it later; until then, the patterns.
@@ -57,7 +61,7 @@ function maskBinary(binary: IBinaryKeyData, masker: SecretMasker): IBinaryKeyDat
 
 /** An error on its way out: n8n errors masked in place (message, description, context, stack), anything else through the edge. */
 export function maskError(ctx: IExecuteFunctions, error: unknown, masker: SecretMasker): Error {
-	if (!(error instanceof NodeApiError || error instanceof NodeOperationError)) return asNodeError(ctx.getNode(), error, undefined, masker);
+	if (!isOwnNodeError(error)) return asNodeError(ctx.getNode(), error, undefined, masker);
 	const originalMessage = error.message;
 	error.message = masker.mask(error.message);
 	if (error.description) error.description = masker.mask(error.description);
@@ -65,18 +69,6 @@ export function maskError(ctx: IExecuteFunctions, error: unknown, masker: Secret
 	if (Array.isArray(error.messages)) error.messages = error.messages.map((text) => masker.mask(text));
 	if (error.stack) error.stack = masker.mask(error.stack.replace(originalMessage, error.message));
 	return error;
-}
-
-function onceEach<T>(read: (key: string) => Promise<T>): (key: string) => Promise<T> {
-	const reads = new Map<string, Promise<T>>();
-	return async (key) => {
-		let pending = reads.get(key);
-		if (!pending) {
-			pending = read(key);
-			reads.set(key, pending);
-		}
-		return await pending;
-	};
 }
 
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'verbose'] as const;
@@ -110,25 +102,19 @@ type SendChunk = IExecuteFunctions['sendChunk'];
 /** n8n's live stream, masked per item across chunks: a secret split over two chunks is masked too. */
 function maskedSendChunk(send: SendChunk, masker: SecretMasker): SendChunk {
 	const streams = new Map<number, StreamMasker>();
-	const streamOf = (itemIndex: number) => {
-		let stream = streams.get(itemIndex);
-		if (!stream) {
-			stream = new StreamMasker(masker);
-			streams.set(itemIndex, stream);
-		}
-		return stream;
-	};
 	// n8n's sendChunk returns a promise although it is typed void; so does this one.
 	const forward = async (type: Parameters<SendChunk>[0], itemIndex: number, content?: IDataObject | string) => await Promise.resolve(send(type, itemIndex, content));
 	const masked = async (type: Parameters<SendChunk>[0], itemIndex: number, content?: IDataObject | string): Promise<void> => {
 		if (type === 'item' && typeof content === 'string') {
-			const shown = streamOf(itemIndex).push(content);
+			const stream = streams.get(itemIndex) ?? new StreamMasker(masker);
+			streams.set(itemIndex, stream);
+			const shown = stream.push(content);
 			if (shown !== '') await forward(type, itemIndex, shown);
 			return;
 		}
 		if (type === 'end' || type === 'error') {
 			// What waited for the rest of a possible secret goes out first.
-			const rest = streamOf(itemIndex).flush();
+			const rest = streams.get(itemIndex)?.flush() ?? '';
 			streams.delete(itemIndex);
 			if (rest !== '') await forward('item', itemIndex, rest);
 		}

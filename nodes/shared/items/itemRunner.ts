@@ -68,31 +68,6 @@ export async function settleConcurrent<T, R>(inputs: readonly T[], limit: number
 	});
 }
 
-/** Runs a task once fewer than the limit are running; tasks wait their turn in order. */
-export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
-
-/**
- * A concurrency bound shared by different kinds of request of one execution (a video's submit,
- * its polls and its download), where mapConcurrent's one-worker-per-input shape does not fit.
- */
-export function createLimiter(limit: number): Limiter {
-	const slots = Math.max(1, Math.floor(limit) || 1);
-	let active = 0;
-	const waiting: Array<() => void> = [];
-	return async <T>(task: () => Promise<T>): Promise<T> => {
-		if (active < slots) active++;
-		else await new Promise<void>((resolve) => waiting.push(resolve));
-		try {
-			return await task();
-		} finally {
-			// The slot passes straight to the next waiting task, or is freed.
-			const next = waiting.shift();
-			if (next) next();
-			else active--;
-		}
-	};
-}
-
 /**
  * Checks every item before anything is sent; a bad item fails the node unless Continue On Fail.
  * Items are checked side by side, as they run: a file store that stalls holds the run for one
@@ -157,19 +132,6 @@ export interface FailedRun {
 	notStarted: number[];
 }
 
-/** What the operation adds to the error of the item that failed the run. */
-function paidWorkOf<P>(
-	operation: PerItemOperation<P>,
-	failedItem: number | undefined,
-	valid: Array<PreparedItem<P>>,
-	outputs: ReadonlyMap<number, INodeExecutionData[]>,
-	failures: ReadonlyMap<number, unknown>,
-): RunAddendum | undefined {
-	if (failedItem === undefined || !operation.paidWork) return undefined;
-	const notStarted = valid.map(({ itemIndex }) => itemIndex).filter((itemIndex) => !outputs.has(itemIndex) && !failures.has(itemIndex));
-	return operation.paidWork({ failedItem, outputs, failures, notStarted });
-}
-
 /** Checks every item, then runs them concurrently; returns the node's single output. */
 export async function runPerItem<P>(
 	ctx: IExecuteFunctions,
@@ -211,7 +173,9 @@ export async function runPerItem<P>(
 		} catch (error) {
 			// The first failure, with the paid work of the other items (masked with it, at the edge).
 			const first = failedItem === undefined ? error : failures.get(failedItem);
-			throw asNodeError(ctx.getNode(), first, failedItem, client.masker, paidWorkOf(operation, failedItem, valid, outputs, failures));
+			const notStarted = valid.map(({ itemIndex }) => itemIndex).filter((itemIndex) => !outputs.has(itemIndex) && !failures.has(itemIndex));
+			const paidWork = failedItem === undefined ? undefined : operation.paidWork?.({ failedItem, outputs, failures, notStarted });
+			throw asNodeError(ctx.getNode(), first, failedItem, client.masker, paidWork);
 		} finally {
 			client.close();
 		}

@@ -48,7 +48,6 @@ export function toInt64Literal(value: unknown): { digits?: string; problem?: str
 		}
 		return { digits: String(value) };
 	}
-	if (typeof value === 'bigint') value = value.toString();
 	const text = String(value ?? '').trim();
 	if (text === '') return { problem: 'must not be empty' };
 	if (!/^-?\d+$/.test(text)) return { problem: `must be a whole number, not "${text.slice(0, 40)}"` };

@@ -47,14 +47,11 @@ export function outputLimitNoticeName(model: LimitedChatModel): string {
  * run's check says. Written as `hide` unless equal (`_cnd: { not }`, n8n-workflow 1.120.x and
  * 2.x), not as `show`: n8n shows a field whose `show` rule reads an expression, and an expression
  * is none of the models (the editor leaves it unresolved inside a model picker), so it gets no
- * notice. Not a `regex` rule (which allowed spaces around a typed ID): n8n runs each regex rule
- * through its guarded regex engine every time it reads the node's parameters, several times per
- * execution, and four of them made each read 1 ms instead of 0.05 ms (bench rows 10a/10b: 10 ms
- * more before a streamed answer's first words). An ID typed with spaces gets no notice; the run
- * trims it and checks its limit all the same. Notices hold no value; Max Tokens itself stays one
- * field with no display rules (what n8n 2.x's AI builders read, from the first field of each name).
- * For the top level of a node, after Model: a notice inside a collection would become an option
- * to add.
+ * notice. Not a `regex` rule: n8n runs each one every time it reads the node's parameters, several
+ * times per execution (an ID typed with spaces gets no notice; the run trims it and checks its
+ * limit all the same). Max Tokens itself stays one field with no display rules (what n8n 2.x's AI
+ * builders read, from the first field of each name). For the top level of a node, after Model: a
+ * notice inside a collection would become an option to add.
  */
 export function outputLimitNotices(): INodeProperties[] {
 	return limitedChatModels().map((model) => ({

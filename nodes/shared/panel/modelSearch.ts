@@ -38,27 +38,19 @@ export function modelListEntries(kind: ModelKind, gatewayModels: readonly Gatewa
 		.filter((entry) => needle === '' || entry.name.toLowerCase().includes(needle));
 }
 
-async function searchModels(ctx: ILoadOptionsFunctions, kind: ModelKind, filter?: string): Promise<INodeListSearchResult> {
-	let gatewayModels: GatewayModel[] = [];
-	try {
-		const client = await GatewayClient.create(ctx);
-		const answer = await client.json<{ data?: GatewayModel[] }>({ path: '/v1/models', deadlineMs: 15_000, retry: { maxRetries: 1 }, what: 'Listing the models' });
-		gatewayModels = Array.isArray(answer?.data) ? answer.data : [];
-	} catch {
-		// While editing, an unreachable gateway should not leave the picker empty.
-		gatewayModels = [];
-	}
-	return { results: modelListEntries(kind, gatewayModels, filter) };
+/** The list search of one kind, as n8n calls it: with the editor's context as `this`. */
+function searchOf(kind: ModelKind) {
+	return async function (this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+		let gatewayModels: GatewayModel[] = [];
+		try {
+			const client = await GatewayClient.create(this);
+			const answer = await client.json<{ data?: GatewayModel[] }>({ path: '/v1/models', deadlineMs: 15_000, retry: { maxRetries: 1 }, what: 'Listing the models' });
+			gatewayModels = Array.isArray(answer?.data) ? answer.data : [];
+		} catch {
+			// While editing, an unreachable gateway should not leave the picker empty: the catalogue.
+		}
+		return { results: modelListEntries(kind, gatewayModels, filter) };
+	};
 }
 
-export const modelSearch = {
-	async searchImageModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-		return await searchModels(this, 'image', filter);
-	},
-	async searchVideoModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-		return await searchModels(this, 'video', filter);
-	},
-	async searchChatModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-		return await searchModels(this, 'chat', filter);
-	},
-};
+export const modelSearch = { searchImageModels: searchOf('image'), searchVideoModels: searchOf('video'), searchChatModels: searchOf('chat') };

@@ -13,21 +13,12 @@ import { isSameOrigin } from '../credential/url';
 import { encodeJsonBody } from './jsonBody';
 import { MultipartForm } from './multipart';
 import { StreamedBody, stalledFileOf } from './streamedBody';
-import type { OpenedBody } from './streamedBody';
+import type { NodeReadable, OpenedBody } from './streamedBody';
 import { secondsText } from './retry';
 import { CancelledError, IdleWatch, deadlineSignal } from './timing';
 
-/** What a readable HTTP body offers without importing Node's stream module (n8n's rules). */
-export interface ByteStream extends AsyncIterable<Buffer | Uint8Array | string> {
-	read(size?: number): Buffer | string | null;
-	unshift(chunk: Buffer): void;
-	once(event: string, listener: (...args: unknown[]) => void): this;
-	on(event: string, listener: (...args: unknown[]) => void): this;
-	removeListener(event: string, listener: (...args: unknown[]) => void): this;
-	destroy(error?: Error): void;
-	readonly readableEnded?: boolean;
-	readonly destroyed?: boolean;
-}
+/** A readable HTTP body: a Node Readable, named without importing Node's stream module (n8n's rules). */
+export type ByteStream = NodeReadable;
 
 /** A header's value as text: its first value when repeated, '' when absent; `name` in any case. */
 export function headerValue(headers: Record<string, unknown> | undefined, name: string): string {
@@ -40,14 +31,6 @@ export interface RawResponse {
 	statusCode: number;
 	headers: Record<string, unknown>;
 	body: ByteStream;
-}
-
-/**
- * The gateway may have done the work before its proxy gave up (502/504) or failed afterwards (500);
- * any other error status is a refusal, whatever its body turns out to say.
- */
-function mayHaveActedBy(status: number): boolean {
-	return status >= 500 || status === 408;
 }
 
 /** The idle limit of a streamed answer: the longest silence allowed, and its name as the user knows it. */
@@ -138,13 +121,15 @@ export class AttemptSignal {
 	 * the gateway closed mid-body (Node's client drops an answer that came just before), may have been.
 	 */
 	mayHaveActed(sentBody: boolean, status?: number): boolean {
-		if (status !== undefined) return mayHaveActedBy(status) && this.upload !== 'answeredEarly';
+		// A 5xx or 408: the gateway may have done the work before its proxy gave up (502/504) or failed
+		// afterwards (500); any other error status is a refusal, whatever its body turns out to say.
+		if (status !== undefined) return (status >= 500 || status === 408) && this.upload !== 'answeredEarly';
 		return sentBody && this.upload !== 'cutHere';
 	}
 
 	/** Destroys the stream when the attempt's time runs out or the run is stopped. */
 	bind(stream: ByteStream): void {
-		const onAbort = () => stream.destroy(new CancelledError(this.timedOut ? 'deadline' : 'cancelled'));
+		const onAbort = () => void stream.destroy(new CancelledError(this.timedOut ? 'deadline' : 'cancelled'));
 		if (this.signal.aborted) return onAbort();
 		this.signal.addEventListener('abort', onAbort, { once: true });
 		const release = () => this.signal.removeEventListener('abort', onAbort);
@@ -196,8 +181,7 @@ export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, 
 		throw attempt.bodyFailure ?? error;
 	}
 	// A streamed body: the silence is the gateway's once the body was sent whole.
-	if (Buffer.isBuffer(opened.body)) attempt.alive();
-	else opened.body.once('end', () => attempt.alive());
+	opened.body.once('end', () => attempt.alive());
 	const headers = { ...(options.headers as Record<string, string>), 'Content-Length': String(encoded.size) };
 	// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
 	const streamed = { ...options, headers, body: opened.body as unknown as IHttpRequestOptions['body'] };

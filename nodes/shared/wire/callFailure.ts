@@ -3,8 +3,6 @@
  * the attempt's facts): an error status, a failure with no answer (the deadline, the network), a
  * Stop or the end of the run, and a file link that has expired.
  */
-import type { IHttpRequestMethods } from 'n8n-workflow';
-
 import { GatewayError, cancelledError, deadlineError, expiredLinkError, httpError, isAbortError, isExpiredLinkStatus, networkError } from '../failures/errors';
 import type { GatewayErrorInit, PaidFacts, SentRequest } from '../failures/errors';
 import { hostOf, isSameOrigin } from '../credential/url';
@@ -14,16 +12,10 @@ import type { AttemptSignal, RawResponse } from './attempt';
 import { largestField } from './jsonBody';
 import { MultipartForm } from './multipart';
 import { parseRetryAfter, secondsText } from './retry';
+import type { GatewayCall } from './transport';
 
-/** What of a call its failures need (transport.ts GatewayCall). */
-export interface FailingCall {
-	method?: IHttpRequestMethods;
-	body?: unknown;
-	itemIndex?: number;
-	what?: string;
-	errorFields?: Record<string, unknown>;
-	ifActed?: string;
-}
+/** What of a call its failures need. */
+type FailingCall = Pick<GatewayCall, 'method' | 'body' | 'itemIndex' | 'what' | 'errorFields' | 'ifActed'>;
 
 const ERROR_BODY_LIMIT = 64 * 1024;
 

@@ -28,18 +28,15 @@ export class FileWaitEnded extends Error {
 	}
 }
 
-/** What an item's file waits end on: the item's deadline (`notAfter`, epoch ms) and the execution's cancel signal. */
-export type FileWaitScope = DeadlineScope;
-
 /** An item's limit its reads of the binary store end by (with a Stop), and its name as the user knows it. */
 export interface FileWaitLimit {
-	scope: FileWaitScope;
+	scope: DeadlineScope;
 	/** "Max Wait (Seconds)", "Timeout (Seconds)". */
 	name: string;
 }
 
 /** The reason `signal` gives, when it is a scope's (or the abort of a request's attempt). */
-function endOf(ends: AbortSignal | FileWaitScope): FileWaitEnded {
+function endOf(ends: AbortSignal | DeadlineScope): FileWaitEnded {
 	return new FileWaitEnded(ends instanceof AbortSignal ? 'deadline' : ends.reason());
 }
 
@@ -47,7 +44,7 @@ function endOf(ends: AbortSignal | FileWaitScope): FileWaitEnded {
  * `wait`, or FileWaitEnded as soon as `ends` aborts; a value that still comes after is handed to
  * `late` (to close a stream that opened too late).
  */
-export async function raceFileWait<T>(wait: Promise<T>, ends: AbortSignal | FileWaitScope, late?: (value: T) => void): Promise<T> {
+export async function raceFileWait<T>(wait: Promise<T>, ends: AbortSignal | DeadlineScope, late?: (value: T) => void): Promise<T> {
 	const signal = ends instanceof AbortSignal ? ends : ends.signal;
 	const dropLate = () => void wait.then((value) => late?.(value), () => undefined);
 	if (signal.aborted) {

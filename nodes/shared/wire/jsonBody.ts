@@ -2,12 +2,9 @@
  * Request bodies that carry files. A file goes into a JSON body as Base64 text (a data URL or a
  * bare `data` field). Built the plain way, one 10 MB file becomes a 13 MB Base64 string, a 13 MB
  * data URL, 13 MB of JSON text and the 13 MB of bytes n8n's request helper sends: five copies per
- * request in flight, which V8 frees only at its next full collection, so a run with Concurrency
- * 10 rose about 50 MB per request in flight (issue 19, row 11c). Here the file stays a reference
- * (`Base64Text`) until the body is sent: the body is cut into the JSON text around its files, and
- * sent as streamedBody.ts sends every body with files (a file n8n keeps outside the item streamed,
- * its Base64 encoded chunk by chunk as it is read; bytes in memory written once, with the Base64
- * encoded straight into them in small pieces).
+ * request in flight, which V8 frees only at its next full collection. Here the file stays a
+ * reference (`Base64Text`) until the body is sent: the body is cut into the JSON text around its
+ * files, and sent as streamedBody.ts sends every body with files.
  */
 import type { LargestField } from '../failures/errors';
 import { encodePlan } from './streamedBody';
@@ -93,7 +90,7 @@ function planWith(body: unknown, marker: string): BodyPlan | string | undefined 
 }
 
 /**
- * The body as n8n sends it: JSON text when it holds no `Base64Text` (as before); else the body
+ * The body as n8n sends it: JSON text when it holds no `Base64Text`; else the body
  * with its files as streamedBody.ts encodes it (its bytes, or a `StreamedBody`).
  */
 export function encodeJsonBody(body: unknown): string | Buffer | StreamedBody {

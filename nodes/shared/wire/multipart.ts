@@ -1,8 +1,7 @@
 /**
  * A `multipart/form-data` request body (RFC 7578), as OpenAI's file endpoints take them
  * (`/v1/images/edits`): text fields and files, each file with its file name and MIME type. The
- * files go in as their own bytes, sent as streamedBody.ts sends every body with files: a file n8n
- * keeps outside the item streamed as it is read, the body's length known up front.
+ * files go in as their own bytes, sent as streamedBody.ts sends every body with files.
  */
 import type { LargestField } from '../failures/errors';
 import { encodePlan } from './streamedBody';
@@ -41,13 +40,8 @@ function isHeaderUnsafe(char: string): boolean {
  * percent-encoded, as the HTML standard's form encoding does for `"`, CR and LF.
  */
 function quoted(text: string): string {
-	let encoded = '';
-	for (const char of text) {
-		encoded += isHeaderUnsafe(char)
-			? `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`
-			: char;
-	}
-	return `"${encoded}"`;
+	const encoded = [...text].map((char) => (isHeaderUnsafe(char) ? `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}` : char));
+	return `"${encoded.join('')}"`;
 }
 
 const CRLF = '\r\n';
@@ -81,7 +75,7 @@ export class MultipartForm {
 	get largestPart(): LargestField | undefined {
 		let largest: LargestField | undefined;
 		for (const part of this.parts) {
-			const bytes = isFile(part) ? sizeOf(part.source) : Buffer.byteLength(part.value);
+			const bytes = !isFile(part) ? Buffer.byteLength(part.value) : Buffer.isBuffer(part.source) ? part.source.length : part.source.size;
 			if (!largest || bytes > largest.bytes) largest = { name: part.name, bytes, file: isFile(part) };
 		}
 		return largest;
@@ -107,8 +101,6 @@ export class MultipartForm {
 		return { texts, files };
 	}
 }
-
-const sizeOf = (source: Buffer | FileStreamSource) => (Buffer.isBuffer(source) ? source.length : source.size);
 
 function randomHex(): string {
 	let hex = '';

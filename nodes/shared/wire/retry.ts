@@ -10,7 +10,7 @@
  *   waits it out alone.
  * - Every wait stays inside the call's deadline: a wait that would pass it ends the call at once.
  */
-import type { GatewayErrorKind } from '../failures/errors';
+import type { GatewayError } from '../failures/errors';
 
 export interface RetryPolicy {
 	/** Retries after the first attempt, for failures other than 429. */
@@ -33,14 +33,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	maxRetryAfterMs: 120_000,
 };
 
-/** What a failed attempt tells the retry rule (a GatewayError has these). */
-export interface FailureFacts {
-	kind: GatewayErrorKind;
-	status?: number;
-	/** The gateway may have acted on the request (started paid work). */
-	mayHaveActed: boolean;
-	retryAfterMs?: number;
-}
+/** What a failed attempt tells the retry rule. */
+export type FailureFacts = Pick<GatewayError, 'kind' | 'status' | 'mayHaveActed' | 'retryAfterMs'>;
 
 /** Retries spent so far, by reason. */
 export interface RetryCount {
@@ -91,30 +85,17 @@ export function parseRetryAfter(header: unknown, now: number): number | undefine
 }
 
 /**
- * Delay before retry number `retry` (0-based): Retry-After when the gateway asks for a real wait,
- * else exponential backoff with jitter (between half and all of the step) so that a batch of items
- * does not retry in lock-step. A Retry-After of 0 (or a date in the past) is no reason to hammer
- * the gateway: it backs off like none, whatever the status.
+ * Delay before retry number `retry` (0-based): Retry-After when the gateway asks for a real wait;
+ * none after a 429 the execution's pace already spaces out (`paced`); else exponential backoff
+ * with jitter (between half and all of the step) so that a batch of items does not retry in
+ * lock-step. A Retry-After of 0 (or a date in the past) is no reason to hammer the gateway: it
+ * backs off like none, whatever the status.
  */
-export function retryDelayMs(
-	retry: number,
-	retryAfterMs: number | undefined,
-	policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-	random: () => number = Math.random,
-): number {
+export function retryDelayMs(retry: number, retryAfterMs: number | undefined, policy: RetryPolicy = DEFAULT_RETRY_POLICY, random: () => number = Math.random, paced = false): number {
 	if (retryAfterMs !== undefined && retryAfterMs > 0) return retryAfterMs;
+	if (paced) return 0;
 	const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);
 	return Math.round(step * (0.5 + random() * 0.5));
-}
-
-/**
- * The wait before the next try after a 429: the gateway's Retry-After when it asks for a real
- * wait; none when the execution's pace already spaces requests out (`paced`); else a backoff. A
- * Retry-After of 0 is no reason to hammer the gateway: it backs off like none.
- */
-export function rateLimitWaitMs(retry: number, retryAfterMs: number | undefined, paced: boolean, policy: RetryPolicy, random: () => number = Math.random): number {
-	if (retryAfterMs !== undefined && retryAfterMs > 0) return retryAfterMs;
-	return paced ? 0 : retryDelayMs(retry, undefined, policy, random);
 }
 
 export type RetryDecision =
@@ -148,7 +129,7 @@ export type RetryVerdict = RetryDecision & { holdAllMs?: number };
  * failure does to the run's other requests. A 429 cuts the pace, and a rate limit holds every
  * request of the run for its Retry-After (or this call's backoff): it is about the account, not
  * this item. A call that waits a Retry-After out alone does neither: a gateway that refuses a share
- * of requests at any rate would otherwise cut the pace at every refusal (bench row 11e).
+ * of requests at any rate would otherwise cut the pace at every refusal.
  */
 export function decideRetry(failure: FailureFacts, count: RetryCount, policy: RetryPolicy, moment: RetryMoment): RetryVerdict {
 	const asked = failure.retryAfterMs !== undefined && failure.retryAfterMs > 0;
@@ -165,9 +146,7 @@ function retryOrNot(failure: FailureFacts, count: RetryCount, policy: RetryPolic
 	if (!isSafeToRepeat(policy, failure)) return { retry: false, why: 'unsafe' };
 	const rateLimited = failure.kind === 'rate_limit';
 	if (rateLimited ? count.rateLimit >= policy.maxRateLimitRetries : count.other >= policy.maxRetries) return { retry: false, why: 'spent' };
-	const waitMs = rateLimited
-		? rateLimitWaitMs(count.rateLimit, failure.retryAfterMs, moment.paced, policy, moment.random)
-		: retryDelayMs(count.other, failure.retryAfterMs, policy, moment.random);
+	const waitMs = retryDelayMs(rateLimited ? count.rateLimit : count.other, failure.retryAfterMs, policy, moment.random, rateLimited && moment.paced);
 	// The user's limit first: it is what ends the wait, whatever this node would wait at most.
 	if (moment.now + waitMs >= moment.notAfter) return { retry: false, why: 'past_deadline', waitMs, leftMs: Math.max(0, moment.notAfter - moment.now) };
 	if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) return { retry: false, why: 'too_long', waitMs: failure.retryAfterMs, maxMs: policy.maxRetryAfterMs };

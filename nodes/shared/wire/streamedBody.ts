@@ -78,12 +78,6 @@ function planSize(plan: BodyPlan): number {
 	return size;
 }
 
-/** A file's bytes in memory as they go into the body, a piece at a time. */
-function* inMemoryPieces(file: BodyFile, bytes: Buffer): Generator<Buffer> {
-	if (file.encoding === 'raw') yield bytes;
-	else yield* base64Pieces(bytes);
-}
-
 /**
  * The body as n8n sends it: its bytes, each file written into them once (a Base64 file without
  * ever being one string), when every file is in memory; else a `StreamedBody`.
@@ -104,8 +98,8 @@ export function encodePlan(plan: BodyPlan): Buffer | StreamedBody {
 
 /** A request body opened for one attempt: the stream n8n sends, and what ends it. */
 export interface OpenedBody {
-	/** A Node Readable (or, where n8n's binary stream is no Node Readable, the whole body as bytes). */
-	body: NodeReadable | Buffer;
+	/** A Node Readable. */
+	body: NodeReadable;
 	/** Why the body failed (a file read is not the file checked, or could not be read), once it has: the request's error. */
 	readonly failure: Error | undefined;
 	/**
@@ -154,7 +148,7 @@ export class StreamedBody {
 				if (i === plan.files.length) break;
 				const file = plan.files[i];
 				const source = file.source;
-				if (Buffer.isBuffer(source)) yield* inMemoryPieces(file, source);
+				if (Buffer.isBuffer(source)) yield* file.encoding === 'raw' ? [source] : base64Pieces(source);
 				else yield* streamedFile(file.encoding, source, await openNext(source), state);
 			}
 		}
@@ -169,19 +163,8 @@ export class StreamedBody {
 			if (waiting === undefined || state.ended) return undefined;
 			return waiting.source.slow(within, waiting.read === undefined ? NOT_OPENED : `${waiting.read} of its ${waiting.source.size} bytes read, then nothing more`);
 		};
-		// Node's Readable.from ignores `this`, and every Readable inherits it.
-		const from = (firstStream.constructor as { from?: (iterable: AsyncIterable<Buffer>, options: { objectMode: boolean }) => NodeReadable }).from;
-		if (typeof from !== 'function') {
-			// Not a Node Readable: the body is made whole, with the same checks.
-			const parts: Buffer[] = [];
-			try {
-				for await (const chunk of chunks()) parts.push(chunk);
-			} finally {
-				close();
-			}
-			state.ended = true;
-			return { body: Buffer.concat(parts), failure: state.failure, ended: true, stalled, close };
-		}
+		// n8n's binary store gives a Node Readable: Readable.from (which ignores `this`) is inherited by every one.
+		const from = (firstStream.constructor as unknown as { from: (iterable: AsyncIterable<Buffer>, options: { objectMode: boolean }) => NodeReadable }).from;
 		const body = from(chunks(), { objectMode: false });
 		// However the body ends (sent, failed, destroyed unread), its files are closed.
 		body.once('close', close);

@@ -31,11 +31,11 @@ import { AttemptSignal, bodyType, followRedirects, sendOnce } from './attempt';
 import type { ByteStream, IdleLimit, RawResponse, RequestBody } from './attempt';
 import { CallFailures, callExtra } from './callFailure';
 import { fileWaitScope } from './fileWait';
-import type { FileWaitScope } from './fileWait';
 import { SendPace } from './pace';
 import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, secondsText } from './retry';
 import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { CancelledError, PastDeadline, deadlineSignal, pause } from './timing';
+import type { DeadlineScope } from './timing';
 
 export { CREDENTIAL_TYPE, jsonObjectAnswer };
 export { headerValue } from './attempt';
@@ -119,16 +119,12 @@ export type OpenAnswer = GatewayResponse<ByteStream> & {
 /** Consumes a 2xx answer within the attempt's deadline. */
 type Take<R> = (response: RawResponse, attempt: AttemptSignal, failures: CallFailures) => Promise<R>;
 
-function policyOf(call: GatewayCall): RetryPolicy {
-	return call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0, maxRateLimitRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
-}
-
 /**
  * The error a call gives up with: its failure as classified, its headline followed by what was
  * waited (how long, how many tries, or that the gateway asks for longer than the limit leaves).
  */
 function gaveUp(failure: GatewayError, decision: RetryDecision, what: string, limit: CallLimit, tries: number, waitedMs: number): GatewayError {
-	const words = decision.retry || (decision.why === 'spent' && tries === 1) ? undefined : giveUpWords(decision, failure, tries, waitedMs, limit.name);
+	const words = !decision.retry && decision.why === 'spent' && tries === 1 ? undefined : giveUpWords(decision, failure, tries, waitedMs, limit.name);
 	if (words === undefined) return failure;
 	// "The gateway asks to retry after 60 s, more than …" says the rate limit all by itself.
 	const asks = failure.kind === 'rate_limit' && words.startsWith('the gateway asks');
@@ -222,7 +218,7 @@ export class GatewayClient {
 	 * What an item's waits on n8n's binary store end on (fileWait.ts): its deadline `notAfter`, and
 	 * what ends every wait of this client (a Stop, the end of the run, winding down).
 	 */
-	fileWaits(notAfter: number): FileWaitScope {
+	fileWaits(notAfter: number): DeadlineScope {
 		return fileWaitScope(notAfter, this.waitsEnd);
 	}
 
@@ -236,25 +232,12 @@ export class GatewayClient {
 	 * become GatewayErrors. `parse` replaces JSON.parse (e.g. to keep int64 digits).
 	 */
 	async json<T = IDataObject>(call: GatewayCall, parse: (text: string) => unknown = JSON.parse): Promise<T> {
-		const response = await this.text(call);
-		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
-	}
-
-	/** Sends a request and returns the whole answer as text (a 2xx; error statuses are thrown). */
-	async text(call: GatewayCall): Promise<GatewayResponse<string>> {
-		return await this.send(call, async (response, attempt, failures) => {
+		// The whole answer as text, within the attempt; read as JSON once the call is done (not retried for what it says).
+		const response = await this.send(call, async (answer, attempt, failures) => {
 			const bound = { limit: JSON_BODY_LIMIT, truncate: false, what: failures.what, extra: failures.extra(), failure: (error: unknown) => failures.noAnswer(error, attempt) };
-			return { status: response.statusCode, headers: response.headers, body: (await readBody(response.body, bound)).toString('utf8') };
+			return { status: answer.statusCode, headers: answer.headers, body: (await readBody(answer.body, bound)).toString('utf8') };
 		});
-	}
-
-	/**
-	 * Sends a request and returns the open answer stream (server-sent events). The stream is
-	 * destroyed when the call's deadline passes or the run is stopped; `failure` turns what then
-	 * breaks the reading into a GatewayError.
-	 */
-	async stream(call: GatewayCall): Promise<OpenAnswer> {
-		return await this.open(call);
+		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
 	}
 
 	/**
@@ -263,7 +246,7 @@ export class GatewayClient {
 	 * A link that answers 403, 404 or 410 has expired: `nextStep` says how to get a fresh one.
 	 */
 	async download(link: string, call: Omit<GatewayCall, 'path' | 'method' | 'body'>, nextStep?: string): Promise<OpenAnswer> {
-		return await this.open({ ...call, path: link, method: 'GET' }, { nextStep });
+		return await this.stream({ ...call, path: link, method: 'GET' }, { nextStep });
 	}
 
 	/** The fields an error of this call carries, for callers that raise errors of their own. */
@@ -271,7 +254,12 @@ export class GatewayClient {
 		return callExtra(call, more);
 	}
 
-	private async open(call: GatewayCall, fileLink?: { nextStep?: string }): Promise<OpenAnswer> {
+	/**
+	 * Sends a request and returns the open answer stream (server-sent events, a download). The
+	 * stream is destroyed when the call's deadline passes or the run is stopped; `failure` turns what
+	 * then breaks the reading into a GatewayError. `fileLink`: the call is a download (see download).
+	 */
+	async stream(call: GatewayCall, fileLink?: { nextStep?: string }): Promise<OpenAnswer> {
 		return await this.send(
 			call,
 			async (response, attempt, failures) => {
@@ -292,7 +280,7 @@ export class GatewayClient {
 
 	/** The retry loop around one call; `take` consumes a 2xx answer within the attempt's deadline. */
 	private async send<R>(call: GatewayCall, take: Take<R>, fileLink?: { nextStep?: string }): Promise<R> {
-		const policy = policyOf(call);
+		const policy: RetryPolicy = call.retry === false ? { ...DEFAULT_RETRY_POLICY, maxRetries: 0, maxRateLimitRetries: 0 } : { ...DEFAULT_RETRY_POLICY, ...call.retry };
 		const started = Date.now();
 		const limit = this.limitOf(call, started);
 		const failures = new CallFailures(call, {
