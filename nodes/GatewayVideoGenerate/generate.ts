@@ -2,7 +2,7 @@
  * Generate: submit, wait, download, for all items at once. Every item's task is submitted
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
- * Submits and status checks go in lanes of their own (lanes.ts), each with its own sending pace
+ * Submits and status checks go in lanes of their own (lanesOf), each with its own sending pace
  * (the checks: Status Checks per Second, their slots following that budget, see lanesOf; the
  * submits: Concurrency slots and the execution's adaptive pace): a 429 to a submit does not hold
  * the checks back, nor the other way round.
@@ -28,10 +28,10 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { errorItem } from '../shared/failures/edge';
 import { getConcurrency, prepareItems } from '../shared/items/itemRunner';
 import { GatewayClient, itemDeadline } from '../shared/wire/transport';
+import { TurnQueue } from '../shared/wire/pace';
 import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue, budgetSpacingMs, waitEndOf } from './checkSchedule';
-import { DOWNLOAD_PRIORITY, Lane, SUBMIT_PRIORITY } from './lanes';
 import { TaskPoller } from './poller';
 import type { TaskOutcome } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
@@ -45,7 +45,7 @@ export interface VideoRuntime {
 	/** Where the wait loop gets its time; tests pass a fake one. */
 	clock: Clock;
 	/** Called with the lanes of a run once they exist (tests and the benchmark read their peaks). */
-	onLanes?: (lanes: { submits: Lane; checks: CheckQueue }) => void;
+	onLanes?: (lanes: Lanes) => void;
 	/** The clock moves only when the wait loop sleeps (a test's fake clock); default: any clock but the real one. */
 	virtualTime?: boolean;
 }
@@ -100,13 +100,20 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
  * own maximum): a gateway that stalls never holds more than 100 open checks of one run, and the
  * rate it sees stays the budget. Never fewer slots than Concurrency (what they had before).
  */
-export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): { submits: Lane; checks: CheckQueue } {
+export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): Lanes {
 	const slots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
-	return { submits: new Lane(concurrency), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
+	return { submits: new TurnQueue(clock, { slots: concurrency }), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
 }
 
+/** The submit lane (downloads and submits, Concurrency slots) and the check queue of a run. */
+interface Lanes {
+	submits: TurnQueue;
+	checks: CheckQueue;
+}
 
-type Lanes = ReturnType<typeof lanesOf>;
+/** Downloads go before submits in the submit lane: a finished video is fetched before new work starts. */
+const DOWNLOAD_PRIORITY = 0;
+const SUBMIT_PRIORITY = 1;
 
 /** What every item of a run shares: the node's context, the one clock, the client, the lanes, the wait loop and the run's state. */
 interface RunParts {
@@ -216,5 +223,10 @@ async function inSubmitLane<T>(parts: RunParts, itemIndex: number, priority: num
 		parts.run.failed(itemIndex, error);
 		return await Promise.reject(error);
 	};
-	return await parts.lanes.submits.run(async () => await work().catch(failing), priority);
+	const giveBack = await parts.lanes.submits.take({ rank: () => [priority, 0] });
+	try {
+		return await work().catch(failing);
+	} finally {
+		giveBack();
+	}
 }
