@@ -170,23 +170,19 @@ function statusCall(taskId: string, itemIndex: number) {
 	return { path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${shortTaskId(taskId)}`, errorFields: { task_id: taskId } };
 }
 
-/** A status request as the user's own call (Get Status, Download): with the transport's retries. */
+/**
+ * A status request as the user's own call (Get Status, Download): with the transport's retries.
+ * An item not found (404, new-api's 400 task_not_exist) is an unknown task id.
+ */
 export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
 	const answer = await client.json(statusCall(taskId, itemIndex)).catch((error: unknown) => {
-		throw statusFailure(error, taskId);
-	});
-	return recordOf(answer, taskId, itemIndex, client.baseUrl, true);
-}
-
-/** A failed status request of the user's own; an item not found (404, new-api's 400 task_not_exist) is an unknown task id. */
-function statusFailure(error: unknown, taskId: string): unknown {
-	if (error instanceof GatewayError && error.kind === 'not_found') {
-		return error.with({
+		if (!(error instanceof GatewayError) || error.kind !== 'not_found') throw error;
+		throw error.with({
 			headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway does not know this task ID`,
 			hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
 		});
-	}
-	return error;
+	});
+	return recordOf(answer, taskId, itemIndex, client.baseUrl, true);
 }
 
 /**
