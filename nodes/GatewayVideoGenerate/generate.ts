@@ -213,9 +213,5 @@ async function inSubmitLane<T>(parts: RunParts, itemIndex: number, priority: num
 		return await Promise.reject(error);
 	};
 	const giveBack = await parts.lanes.submits.take({ rank: () => [priority, 0] });
-	try {
-		return await work().catch(failing);
-	} finally {
-		giveBack();
-	}
+	return await work().catch(failing).finally(giveBack);
 }

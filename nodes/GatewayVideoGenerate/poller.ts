@@ -252,18 +252,10 @@ export class TaskPoller {
 	private async pollOnce(task: Watched): Promise<void> {
 		const { clock } = this.options;
 		const dueAt = task.dueAt;
-		let free: () => void;
-		try {
-			free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) });
-		} catch (refusal) {
-			if (this.halted || !this.tasks.has(task)) return;
-			return this.refused(task, refusal);
-		}
-		try {
-			await this.sendCheck(task);
-		} finally {
-			free();
-		}
+		const free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) }).catch((refusal: unknown) => {
+			if (!this.halted && this.tasks.has(task)) this.refused(task, refusal);
+		});
+		if (free) await this.sendCheck(task).finally(free);
 	}
 
 	private async sendCheck(task: Watched): Promise<void> {
