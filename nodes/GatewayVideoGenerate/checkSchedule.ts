@@ -27,7 +27,9 @@
  *    within COALESCE_MS of it, as it takes any check due soon, so it may go up to that much early;
  *    one that would end after Max Wait yields to promise 2: the last check goes at Max Wait.
  */
-import { CancelledError, PastDeadline } from '../shared/wire/timing';
+import { TurnQueue } from '../shared/wire/pace';
+export { compareRanks } from '../shared/wire/pace';
+import type { Turn } from '../shared/wire/pace';
 import type { Clock } from '../shared/wire/timing';
 
 /** A check sent within this time of the deadline is the last one (a tick gathers checks due within it). */
@@ -66,10 +68,6 @@ export enum Tier {
 
 /** A check's place: its tier, then a time within the tier (the earlier first). */
 export type CheckRank = readonly [tier: Tier, at: number];
-
-export function compareRanks(a: CheckRank, b: CheckRank): number {
-	return a[0] - b[0] || a[1] - b[1];
-}
 
 /** What the schedule knows of one task (the clock's times). */
 export interface CheckTimes {
@@ -185,114 +183,18 @@ export function planTick<T extends PlannedCheck>(idle: readonly T[], watchedInte
 }
 
 /** One task's check waiting for its turn. */
-export interface QueuedCheck {
+export interface QueuedCheck extends Turn {
 	taskId: string;
 	/** Its rank now (asked anew at every turn). */
 	rank: () => CheckRank;
-	/** Its task's wait end: a turn after it is refused. */
+	/** Its task's wait end: a turn at or after it is refused. */
 	notAfter: number;
 }
 
-interface Waiting extends QueuedCheck {
-	arrival: number;
-	settle(error?: Error): void;
-}
-
 /** The multilevel queue's server: one turn at a time, best rank first, within the slots and the budget (promises 1 and 5). */
-export class CheckQueue {
-	readonly slots: number;
-	readonly spacingMs: number;
-	/** The most checks that were on their way at once (for tests and the benchmark). */
-	peak = 0;
-	private inFlight = 0;
-	private lastTurnAt = Number.NEGATIVE_INFINITY;
-	private arrivals = 0;
-	private readonly waiting: Waiting[] = [];
-	private pumping = false;
-	private pumpSleep?: AbortController;
-
+export class CheckQueue extends TurnQueue<QueuedCheck> {
 	/** `slots`: checks waiting for their answer at once (default: no bound); `spacingMs`: between two checks of the budget (default 0: none). */
-	constructor(
-		private readonly clock: Clock,
-		limits: { slots?: number; spacingMs?: number } = {},
-	) {
-		this.slots = limits.slots ?? Number.POSITIVE_INFINITY;
-		this.spacingMs = limits.spacingMs ?? 0;
-	}
-
-	/**
-	 * Waits for a check's turn; resolves with the function that frees its slot once answered.
-	 * Refused (PastDeadline) as soon as its turn would not come before its `notAfter`.
-	 */
-	async take(check: QueuedCheck): Promise<() => void> {
-		await new Promise<void>((resolve, reject) => {
-			this.waiting.push({ ...check, arrival: this.arrivals++, settle: (error) => (error ? reject(error) : resolve()) });
-			this.wakePump();
-		});
-		let freed = false;
-		return () => {
-			if (freed) return;
-			freed = true;
-			this.inFlight--;
-			this.wakePump();
-		};
-	}
-
-	/** Ends every wait for a turn (CancelledError): the run was stopped. */
-	cancelAll(): void {
-		for (const waiting of this.waiting.splice(0)) waiting.settle(new CancelledError());
-		this.pumpSleep?.abort();
-	}
-
-	/** Checks waiting for a turn. */
-	get queued(): number {
-		return this.waiting.length;
-	}
-
-	private wakePump(): void {
-		if (this.pumping) this.pumpSleep?.abort();
-		else void this.pump();
-	}
-
-	/** Ranks the waiting checks (stable), refuses those whose turn comes too late, and gives the next turn when the gates open. */
-	private async pump(): Promise<void> {
-		this.pumping = true;
-		try {
-			while (this.waiting.length > 0) {
-				const now = this.clock.now();
-				const nextTurnAt = Math.max(this.lastTurnAt + this.spacingMs, now);
-				const ranked = this.waiting.map((waiting) => ({ waiting, rank: waiting.rank() })).sort((a, b) => compareRanks(a.rank, b.rank) || a.waiting.arrival - b.waiting.arrival);
-				this.waiting.splice(0, this.waiting.length, ...ranked.map(({ waiting }) => waiting));
-				let position = 0;
-				for (const { waiting } of ranked) {
-					const turnAt = nextTurnAt + this.spacingMs * position;
-					// A check sent at its wait's end would be cut at once: its turn must come before.
-					if (turnAt >= waiting.notAfter) {
-						this.waiting.splice(this.waiting.indexOf(waiting), 1);
-						waiting.settle(new PastDeadline('turn', turnAt - now, waiting.notAfter - now));
-					} else position++;
-				}
-				if (this.waiting.length === 0) break;
-				const slotFree = this.inFlight < this.slots;
-				if (slotFree && nextTurnAt <= now) {
-					const next = this.waiting.shift() as Waiting;
-					this.lastTurnAt = now;
-					this.inFlight++;
-					this.peak = Math.max(this.peak, this.inFlight);
-					next.settle();
-					continue;
-				}
-				// Until the budget's gap is over, or (all slots taken) until a slot frees: every check on its way ends by its wait's end.
-				const sleep = (this.pumpSleep = new AbortController());
-				try {
-					if (slotFree) await this.clock.sleep(nextTurnAt - now, sleep.signal);
-					else await new Promise((resolve) => sleep.signal.addEventListener('abort', resolve, { once: true }));
-				} catch {
-					// a slot freed, a check came or left
-				}
-			}
-		} finally {
-			this.pumping = false;
-		}
+	constructor(clock: Clock, limits: { slots?: number; spacingMs?: number } = {}) {
+		super(clock, { slots: limits.slots, spacingMs: () => limits.spacingMs ?? 0 });
 	}
 }

@@ -25,6 +25,17 @@ const showFor = (operations: VideoOperation[]) => ({ show: { operation: operatio
 /** Inside the Options collection the operation is addressed from the root. */
 const showOptionFor = (operations: VideoOperation[]) => ({ show: { '/operation': operations } });
 
+/** Task ID of Get Status and of Download: one field, with a hint of each operation's own. */
+const TASK_ID: INodeProperties = {
+	displayName: 'Task ID',
+	name: 'taskId',
+	type: 'string',
+	required: true,
+	default: '',
+	placeholder: 'e.g. {{ $json.task_id }}',
+	description: 'The task ID that the Submit or Generate operation returned (task_id)',
+};
+
 export const videoGenerateProperties: INodeProperties[] = [
 	{
 		displayName: 'Operation',
@@ -96,24 +107,12 @@ export const videoGenerateProperties: INodeProperties[] = [
 		displayOptions: showFor(SUBMITTING),
 	},
 	{
-		displayName: 'Task ID',
-		name: 'taskId',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. {{ $json.task_id }}',
-		description: 'The task ID that the Submit or Generate operation returned (task_id)',
+		...TASK_ID,
 		hint: 'Checks the task once. To wait until it is done, put a Wait node before this one and loop back while the status is not SUCCESS or FAILURE.',
 		displayOptions: showFor(['getStatus']),
 	},
 	{
-		displayName: 'Task ID',
-		name: 'taskId',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. {{ $json.task_id }}',
-		description: 'The task ID that the Submit or Generate operation returned (task_id)',
+		...TASK_ID,
 		hint: 'Links to finished videos are temporary: Download asks the gateway for the current one',
 		displayOptions: showFor(['download']),
 	},

@@ -2,10 +2,10 @@
  * Generate: submit, wait, download, for all items at once. Every item's task is submitted
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
- * Submits and status checks go in lanes of their own (lanes.ts), each with its own sending pace
- * (the checks: Status Checks per Second, their slots following that budget, see lanesOf; the
- * submits: Concurrency slots and the execution's adaptive pace): a 429 to a submit does not hold
- * the checks back, nor the other way round.
+ * Submits and status checks go in lanes of their own (lanesOf), each with its own sending pace
+ * (the checks: Status Checks per Second, their slots following that budget; the submits:
+ * Concurrency slots and the execution's adaptive pace): a 429 to a submit does not hold the
+ * checks back, nor the other way round.
  * Downloads share the submit lane and go first. Max Wait counts for each task from its own submit
  * (its 429 waits included): the submit, the checks and the download all end within it. A first
  * frame is read and encoded when its item's submit goes out, and released after it.
@@ -28,10 +28,10 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { errorItem } from '../shared/failures/edge';
 import { getConcurrency, prepareItems } from '../shared/items/itemRunner';
 import { GatewayClient, itemDeadline } from '../shared/wire/transport';
+import { TurnQueue } from '../shared/wire/pace';
 import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue, budgetSpacingMs, waitEndOf } from './checkSchedule';
-import { DOWNLOAD_PRIORITY, Lane, SUBMIT_PRIORITY } from './lanes';
 import { TaskPoller } from './poller';
 import type { TaskOutcome } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
@@ -45,9 +45,7 @@ export interface VideoRuntime {
 	/** Where the wait loop gets its time; tests pass a fake one. */
 	clock: Clock;
 	/** Called with the lanes of a run once they exist (tests and the benchmark read their peaks). */
-	onLanes?: (lanes: { submits: Lane; checks: CheckQueue }) => void;
-	/** The clock moves only when the wait loop sleeps (a test's fake clock); default: any clock but the real one. */
-	virtualTime?: boolean;
+	onLanes?: (lanes: Lanes) => void;
 }
 
 export const defaultRuntime: VideoRuntime = { clock: realClock };
@@ -68,11 +66,6 @@ export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = d
 	return [prepared.flatMap(({ itemIndex }) => outputs.get(itemIndex) ?? [])];
 }
 
-/** A task an earlier run already paid for: waited on and downloaded, never submitted again. */
-function resumedTask(taskId: string): SubmittedTask {
-	return { task_id: taskId, status: 'UNKNOWN' };
-}
-
 /** A task that ended without its video but may still be running (and charged): its id in the log line's text. */
 function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: number, place: LogPlace, masker: GatewayClient['masker']): void {
 	if (outcome.kind !== 'timeout' && outcome.kind !== 'unreachable') return;
@@ -90,23 +83,26 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
 
 /**
  * The lanes of a run. Submits (and downloads) are the paid work: Concurrency slots. Status checks
- * are cheap GETs whose rate is already bounded by Status Checks per Second (the check queue's
- * budget, budgetSpacingMs), so their slots follow the budget, not Concurrency: to spend a budget of B checks/s while answers take L
- * seconds, B × L checks must be on their way at once (Little's law). With Concurrency slots the
- * checks were bounded by Concurrency / L instead: 10 slots and answers of 0.5–3 s (1.75 s on
- * average) gave at most 5.7 checks/s of a budget of 10, so checks queued and a task's gap between
- * two checks grew past its Poll Interval (bench rows 11a/11b). The slots cover answers as slow as
- * a check may take (STATUS_DEADLINE_MS, 30 s), at most MAX_CHECKS_IN_FLIGHT (100, Concurrency's
- * own maximum): a gateway that stalls never holds more than 100 open checks of one run, and the
- * rate it sees stays the budget. Never fewer slots than Concurrency (what they had before).
+ * are cheap GETs whose rate the check queue's budget already bounds, so their slots follow the
+ * budget: to spend B checks/s while answers take L seconds, B × L checks must be on their way at
+ * once (Little's law). The slots cover answers as slow as a check may take (STATUS_DEADLINE_MS),
+ * at most MAX_CHECKS_IN_FLIGHT (a gateway that stalls never holds more open checks of one run),
+ * never fewer than Concurrency.
  */
-export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): { submits: Lane; checks: CheckQueue } {
+export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): Lanes {
 	const slots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
-	return { submits: new Lane(concurrency), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
+	return { submits: new TurnQueue(clock, { slots: concurrency }), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
 }
 
+/** The submit lane (downloads and submits, Concurrency slots) and the check queue of a run. */
+interface Lanes {
+	submits: TurnQueue;
+	checks: CheckQueue;
+}
 
-type Lanes = ReturnType<typeof lanesOf>;
+/** Downloads go before submits in the submit lane: a finished video is fetched before new work starts. */
+const DOWNLOAD_PRIORITY = 0;
+const SUBMIT_PRIORITY = 1;
 
 /** What every item of a run shares: the node's context, the one clock, the client, the lanes, the wait loop and the run's state. */
 interface RunParts {
@@ -160,9 +156,8 @@ function waitLoopOf(runtime: VideoRuntime, client: GatewayClient, lanes: Lanes, 
 		clock: runtime.clock,
 		signal: client.cancelSignal,
 		queue: lanes.checks,
-		// No lead: a check goes out when its interval is over, so Poll Interval means what it says.
-		// A test's virtual clock moves only when the loop sleeps: its timers are never late.
-		settleBeforeSleep: runtime.virtualTime ?? runtime.clock !== realClock,
+		// A test's clock moves only when the loop sleeps: its timers are never late.
+		settleBeforeSleep: runtime.clock !== realClock,
 		// A check sent again after a Retry-After, a little later by chance, falls out of step with a gateway that refuses by turn.
 		jitter: Math.random,
 		poll: async (taskId, remainingMs) => run.checked(taskId, await pollStatus(checksClient, taskId, run.itemOf(taskId) ?? 0, remainingMs)),
@@ -172,8 +167,9 @@ function waitLoopOf(runtime: VideoRuntime, client: GatewayClient, lanes: Lanes, 
 /** One item: its submit (or the task it resumes), its wait, and its download, all within its Max Wait. */
 async function runItem(parts: RunParts, { itemIndex, input }: { itemIndex: number; input: GenerateInput }): Promise<INodeExecutionData> {
 	const { clock, run } = parts;
+	// A task an earlier run already paid for is waited on and downloaded, never submitted again.
 	const { task: submitted, submittedAt } =
-		input.submit === undefined ? { task: resumedTask(input.resumeTaskId), submittedAt: clock.now() } : await submitItem(parts, itemIndex, input.submit, input.maxWaitMs);
+		input.submit === undefined ? { task: { task_id: input.resumeTaskId, status: 'UNKNOWN' }, submittedAt: clock.now() } : await submitItem(parts, itemIndex, input.submit, input.maxWaitMs);
 	const { model, ...record } = submitted;
 	run.setTask(itemIndex, record);
 	const outcome = await parts.poller.watch(record, { ...input, submittedAt });
@@ -216,5 +212,6 @@ async function inSubmitLane<T>(parts: RunParts, itemIndex: number, priority: num
 		parts.run.failed(itemIndex, error);
 		return await Promise.reject(error);
 	};
-	return await parts.lanes.submits.run(async () => await work().catch(failing), priority);
+	const giveBack = await parts.lanes.submits.take({ rank: () => [priority, 0] });
+	return await work().catch(failing).finally(giveBack);
 }

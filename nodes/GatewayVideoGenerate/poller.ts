@@ -127,11 +127,8 @@ interface Watched {
 
 export class TaskPoller {
 	private readonly tasks = new Set<Watched>();
-	/** Interrupts the loop's sleep on cancel or stop. */
-	private readonly wake = new AbortController();
-	/** Interrupts the loop's sleep when a check ends or a task comes in (its next due time changed). */
+	/** Interrupts the loop's sleep when a check ends, a task comes in (its next due time changed), or the wait is cancelled or stopped. */
 	private nudge = new AbortController();
-	private nudged: () => void = () => undefined;
 	private halted?: 'cancelled' | 'stopped';
 	private running = false;
 	/** The checks on their way, so the node can let them finish before it returns. */
@@ -196,7 +193,6 @@ export class TaskPoller {
 	private halt(kind: 'cancelled' | 'stopped'): void {
 		if (this.halted) return;
 		this.halted = kind;
-		this.wake.abort();
 		this.queue.cancelAll();
 		this.poke();
 		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
@@ -205,18 +201,16 @@ export class TaskPoller {
 	/** Wakes the loop to look at the due times again. */
 	private poke(): void {
 		this.nudge.abort();
-		this.nudged();
 	}
 
 	private async run(): Promise<void> {
 		const { clock } = this.options;
 		while (this.tasks.size > 0 && !this.halted) {
 			this.nudge = new AbortController();
-			const changed = new Promise<void>((resolve) => (this.nudged = resolve));
 			const idle = [...this.tasks].filter((task) => !task.checking);
 			if (idle.length === 0) {
 				// Every task has a check on its way: wait for one to end (or a new task).
-				await changed;
+				await new Promise((resolve) => this.nudge.signal.addEventListener('abort', resolve, { once: true }));
 				continue;
 			}
 			if (this.options.settleBeforeSleep && this.inFlight.size > 0) {
@@ -227,7 +221,7 @@ export class TaskPoller {
 			const sleepMs = tick.wakeAt - clock.now();
 			if (sleepMs > 0) {
 				try {
-					await clock.sleep(sleepMs, AbortSignal.any([this.wake.signal, this.nudge.signal]));
+					await clock.sleep(sleepMs, this.nudge.signal);
 				} catch {
 					// woken by halt() (every task is settled already) or by a change of due times
 				}
@@ -258,18 +252,10 @@ export class TaskPoller {
 	private async pollOnce(task: Watched): Promise<void> {
 		const { clock } = this.options;
 		const dueAt = task.dueAt;
-		let free: () => void;
-		try {
-			free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) });
-		} catch (refusal) {
-			if (this.halted || !this.tasks.has(task)) return;
-			return this.refused(task, refusal);
-		}
-		try {
-			await this.sendCheck(task);
-		} finally {
-			free();
-		}
+		const free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) }).catch((refusal: unknown) => {
+			if (!this.halted && this.tasks.has(task)) this.refused(task, refusal);
+		});
+		if (free) await this.sendCheck(task).finally(free);
 	}
 
 	private async sendCheck(task: Watched): Promise<void> {

@@ -30,9 +30,8 @@ export class VideoProgress {
 	text(): { summary: string; value: string } {
 		const records = [...this.tasks].sort(([a], [b]) => a - b).map(([, record]) => record);
 		const count = (phase: string) => records.filter((record) => phaseOf(record.status) === phase).length;
-		const running = records.filter((record) => phaseOf(record.status) === 'running');
 		const failed = count('failure');
-		const summary = `${count('success')}/${this.total} done${failed ? `, ${failed} failed` : ''}, ${running.length} waiting`;
+		const summary = `${count('success')}/${this.total} done${failed ? `, ${failed} failed` : ''}, ${count('running')} waiting`;
 		const ids: string[] = [];
 		for (const record of records) {
 			if (`${summary}: ${[...ids, shortTaskId(record.task_id)].join(' ')} +999 more`.length > VALUE_LIMIT) break;

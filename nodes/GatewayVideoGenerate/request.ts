@@ -67,8 +67,8 @@ export function checkImageUrl(link: string): boolean {
 }
 
 /**
- * Checks that the item has the binary field, before any request, without reading its bytes: 120
- * items of a 10 MB frame held as data URLs from the start took 2.9 GB (issue 19).
+ * Checks that the item has the binary field, before any request, without reading its bytes: a
+ * frame is read only when its submit goes out (submitBody), so a run never holds every frame.
  */
 function checkFrameField(ctx: IExecuteFunctions, itemIndex: number, property: string): void {
 	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};

@@ -113,12 +113,9 @@ function isRecord(value: unknown): value is IDataObject {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A copy without the fields that are undefined. */
 function withoutEmpty<T extends TaskRecord>(record: T): T {
-	const out = { ...record };
-	for (const key of ['progress', 'result_url', 'result_text', 'fail_reason', 'model', 'answeredFor'] as const) {
-		if ((out as Record<string, unknown>)[key] === undefined) delete (out as Record<string, unknown>)[key];
-	}
-	return out;
+	return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** The task of a submit answer (2.4, or the same inside `data`); undefined when it has no task id. */
@@ -179,13 +176,13 @@ export function readStatusAnswer(body: unknown, taskId: string, baseUrl?: string
  * task id stays the one of record, whatever the newer answer says.
  */
 export function mergeRecords(previous: TaskRecord, next: TaskRecord): TaskRecord {
-	const merged = { ...previous, ...Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined)) } as TaskRecord;
+	const merged = { ...previous, ...withoutEmpty(next) };
 	return withoutEmpty({ ...merged, task_id: previous.task_id, status: normaliseStatus(merged.status) });
 }
 
 /** The fields an item keeps for its task, on success and on Continue On Fail alike. */
 export function taskFields(record: TaskRecord): IDataObject {
-	return withoutEmpty({ ...record }) as unknown as IDataObject;
+	return withoutEmpty(record) as unknown as IDataObject;
 }
 
 /** `IN_PROGRESS, progress 60%`: the status as messages quote it. */

@@ -61,9 +61,6 @@ export function placeText(itemIndex: number | undefined, place: LogPlace): strin
 	return `(${parts.filter(Boolean).join(', ')})`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Submit
-
 /**
  * Logs a new task at info level at once, so a paid task can be found in n8n's log even when the
  * run is stopped, crashes or times out before its output is saved.
@@ -138,9 +135,6 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 	return task;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Status
-
 /** The task record of a status answer. `ending`: the wait ends here, so its errors say the task may still run. */
 function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUrl: string, ending: boolean): TaskRecord {
 	const task = readStatusAnswer(answer, taskId, baseUrl);
@@ -171,26 +165,24 @@ function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number
 	});
 }
 
-/** A status request as the user's own call (Get Status, Download): with the transport's retries. */
-export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
-	let answer: IDataObject;
-	try {
-		answer = await client.json({ path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${shortTaskId(taskId)}`, errorFields: { task_id: taskId } });
-	} catch (error) {
-		throw statusFailure(error, taskId);
-	}
-	return recordOf(answer, taskId, itemIndex, client.baseUrl, true);
+/** The status request of a task: its words name the task, its errors carry its id. */
+function statusCall(taskId: string, itemIndex: number) {
+	return { path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${shortTaskId(taskId)}`, errorFields: { task_id: taskId } };
 }
 
-/** A failed status request of the user's own; an item not found (404, new-api's 400 task_not_exist) is an unknown task id. */
-function statusFailure(error: unknown, taskId: string): unknown {
-	if (error instanceof GatewayError && error.kind === 'not_found') {
-		return error.with({
+/**
+ * A status request as the user's own call (Get Status, Download): with the transport's retries.
+ * An item not found (404, new-api's 400 task_not_exist) is an unknown task id.
+ */
+export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
+	const answer = await client.json(statusCall(taskId, itemIndex)).catch((error: unknown) => {
+		if (!(error instanceof GatewayError) || error.kind !== 'not_found') throw error;
+		throw error.with({
 			headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway does not know this task ID`,
 			hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
 		});
-	}
-	return error;
+	});
+	return recordOf(answer, taskId, itemIndex, client.baseUrl, true);
 }
 
 /**
@@ -201,15 +193,7 @@ function statusFailure(error: unknown, taskId: string): unknown {
 export async function pollStatus(client: GatewayClient, taskId: string, itemIndex: number, remainingMs: number): Promise<PollAnswer> {
 	let answer: IDataObject;
 	try {
-		answer = await client.json({
-			path: statusPath(taskId),
-			itemIndex,
-			retry: false,
-			deadlineMs: STATUS_DEADLINE_MS,
-			...itemDeadline(Math.max(1, remainingMs), MAX_WAIT_FIELD),
-			what: `Checking video task ${shortTaskId(taskId)}`,
-			errorFields: { task_id: taskId },
-		});
+		answer = await client.json({ ...statusCall(taskId, itemIndex), retry: false, ...itemDeadline(Math.max(1, remainingMs), MAX_WAIT_FIELD) });
 	} catch (error) {
 		return { error: error as Error, passing: isPassingPollFailure(error) };
 	}
@@ -220,9 +204,6 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 		return { error: error as Error, passing: false };
 	}
 }
-
-// ---------------------------------------------------------------------------------------------
-// Outcomes as errors
 
 /** A task that ended without a video: FAILURE, or CANCELLED, EXPIRED, ERROR, … */
 export function taskFailedError(record: TaskRecord, itemIndex: number): GatewayError {
@@ -310,9 +291,6 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			});
 	}
 }
-
-// ---------------------------------------------------------------------------------------------
-// Download
 
 /**
  * Streams the finished task's video into binary data (binary.ts refuses what is not a video and

@@ -10,7 +10,7 @@
 import type { INodeExecutionData } from 'n8n-workflow';
 
 import type { CheckQueue } from '../../nodes/GatewayVideoGenerate/checkSchedule';
-import type { Lane } from '../../nodes/GatewayVideoGenerate/lanes';
+import type { TurnQueue } from '../../nodes/shared/wire/pace';
 import { realClock } from '../../nodes/shared/wire/timing';
 import { BUSY_MARGIN_MS } from '../helpers/busy';
 import { startScriptedVideoGateway, runVideoNode } from './videoLoopback';
@@ -198,7 +198,7 @@ describe('first frames are read when their submit goes out', () => {
 			},
 		}));
 		const png = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(200_000, 7)]);
-		let lanes: { submits: Lane } | undefined;
+		let lanes: { submits: TurnQueue } | undefined;
 		const items = Array.from({ length: 120 }, (_, i) => ({ json: { i }, binary: { frame: { data: '', mimeType: 'image/png' } } })) as unknown as INodeExecutionData[];
 		const result = await runVideoNode(g, { options: { imageBinaryProperty: 'frame', concurrency: 4, downloadVideo: false } }, {
 			items,

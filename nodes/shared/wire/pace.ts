@@ -8,6 +8,9 @@
  * climbs back a little with every success (about +0.5 requests/s each second), and the next 429
  * cuts it again. A Retry-After holds every request until then. Concurrency stays the upper bound:
  * the pace only ever slows requests down.
+ *
+ * Its turns are a TurnQueue's, the one turn mechanism of the package (a Generate run's status
+ * checks and its submit lane take theirs from one too).
  */
 import { BackoffGate, CancelledError, PastDeadline, realClock } from './timing';
 import type { Clock } from './timing';
@@ -27,10 +30,164 @@ export interface PaceTuning {
 
 export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000 };
 
-interface PaceWaiter {
+/** A wait for a turn. */
+export interface Turn {
+	/** Its place now, the lowest first, asked anew at every turn (default: all equal, so the order they came). */
+	rank?: () => readonly [number, number];
+	/** Its deadline: a turn that would come after it (or at it, see TurnGates) is refused at once (PastDeadline). */
 	notAfter?: number;
-	/** Gives the slot (no error) or refuses it. */
+}
+
+export interface TurnGates {
+	/** Turns given and not yet given back (default: no bound). */
+	slots?: number;
+	/** The least time between two turns, as it is now (default 0). */
+	spacingMs?: () => number;
+	/** No turn before this (a shared hold); a waiter it pushes past its deadline is refused for the hold. */
+	heldUntil?: () => number;
+	/** A turn exactly at a waiter's deadline is given (its caller then decides), not refused. */
+	turnAtDeadline?: boolean;
+}
+
+/** The lower rank first: its first number, then its second. */
+export function compareRanks(a: readonly [number, number], b: readonly [number, number]): number {
+	return a[0] - b[0] || a[1] - b[1];
+}
+
+interface Waiting<T extends Turn> {
+	turn: T;
+	arrival: number;
 	settle(error?: Error): void;
+}
+
+/**
+ * Turns given out one at a time by one pump: the best rank first (equal ranks in the order they
+ * came), within the slots, one spacing apart, after the hold. Every waiter's turn is reckoned anew
+ * whenever something changes (a waiter comes or leaves, a slot frees, a sleep ends), with the
+ * spacing and the hold as they are then: one whose turn would come too late is refused at once.
+ */
+export class TurnQueue<T extends Turn = Turn> {
+	/** The most turns held at once (for tests and the benchmark). */
+	peak = 0;
+	/** When the last turn was given: the next comes one spacing later (a cut of the pace moves it to now). */
+	lastTurnAt = Number.NEGATIVE_INFINITY;
+	private held = 0;
+	private arrivals = 0;
+	private readonly waiting: Array<Waiting<T>> = [];
+	private pumping = false;
+	private pumpSleep?: AbortController;
+
+	constructor(
+		private readonly clock: Clock,
+		private readonly gates: TurnGates = {},
+	) {}
+
+	get slots(): number {
+		return this.gates.slots ?? Number.POSITIVE_INFINITY;
+	}
+
+	get spacingMs(): number {
+		return this.gates.spacingMs?.() ?? 0;
+	}
+
+	/** Waiters for a turn. */
+	get queued(): number {
+		return this.waiting.length;
+	}
+
+	/**
+	 * Waits for a turn; resolves with the function that gives it back once its work is done. A
+	 * waiter whose `signal` aborts leaves at once without a turn (CancelledError).
+	 */
+	async take(turn: T, signal?: AbortSignal): Promise<() => void> {
+		if (signal?.aborted) throw new CancelledError();
+		await new Promise<void>((resolve, reject) => {
+			const onAbort = () => {
+				this.waiting.splice(this.waiting.indexOf(waiting), 1);
+				this.wakePump();
+				reject(new CancelledError());
+			};
+			const waiting: Waiting<T> = {
+				turn,
+				arrival: this.arrivals++,
+				settle: (error) => {
+					signal?.removeEventListener('abort', onAbort);
+					if (error) reject(error);
+					else resolve();
+				},
+			};
+			signal?.addEventListener('abort', onAbort, { once: true });
+			this.waiting.push(waiting);
+			this.wakePump();
+		});
+		let givenBack = false;
+		return () => {
+			if (givenBack) return;
+			givenBack = true;
+			this.held--;
+			this.wakePump();
+		};
+	}
+
+	/** Ends every wait for a turn (CancelledError). */
+	cancelAll(): void {
+		for (const waiting of this.waiting.splice(0)) waiting.settle(new CancelledError());
+		this.pumpSleep?.abort();
+	}
+
+	private wakePump(): void {
+		if (this.pumping) this.pumpSleep?.abort();
+		else void this.pump();
+	}
+
+	/** Ranks the waiters (stable), refuses those whose turn comes too late, and gives the next turn when the gates open. */
+	private async pump(): Promise<void> {
+		this.pumping = true;
+		try {
+			while (this.waiting.length > 0) {
+				const now = this.clock.now();
+				const heldUntil = this.gates.heldUntil?.() ?? now;
+				const nextTurnAt = Math.max(this.lastTurnAt + this.spacingMs, heldUntil, now);
+				this.refuseLate(now, nextTurnAt, heldUntil > now);
+				if (this.waiting.length === 0) break;
+				const slotFree = this.held < this.slots;
+				if (slotFree && nextTurnAt <= now) {
+					const next = this.waiting.shift() as Waiting<T>;
+					this.lastTurnAt = now;
+					this.held++;
+					this.peak = Math.max(this.peak, this.held);
+					next.settle();
+					continue;
+				}
+				// Until the spacing or the hold is over, or (every slot held) until a slot frees.
+				const sleep = (this.pumpSleep = new AbortController());
+				try {
+					if (slotFree) await this.clock.sleep(nextTurnAt - now, sleep.signal);
+					else await new Promise((resolve) => sleep.signal.addEventListener('abort', resolve, { once: true }));
+				} catch {
+					// a slot freed, a waiter came or left
+				}
+			}
+		} finally {
+			this.pumping = false;
+		}
+	}
+
+	/** Orders the waiters by rank, and refuses each whose turn, if those ahead take theirs, comes too late. */
+	private refuseLate(now: number, nextTurnAt: number, held: boolean): void {
+		const ranked = this.waiting.map((waiting) => ({ waiting, rank: waiting.turn.rank?.() ?? [0, 0] }));
+		ranked.sort((a, b) => compareRanks(a.rank, b.rank) || a.waiting.arrival - b.waiting.arrival);
+		this.waiting.splice(0, this.waiting.length, ...ranked.map(({ waiting }) => waiting));
+		let position = 0;
+		for (const { waiting } of ranked) {
+			const turnAt = nextTurnAt + this.spacingMs * position;
+			const { notAfter } = waiting.turn;
+			if (notAfter !== undefined && (turnAt > notAfter || (turnAt === notAfter && !this.gates.turnAtDeadline))) {
+				this.waiting.splice(this.waiting.indexOf(waiting), 1);
+				waiting.settle(new PastDeadline(held && position === 0 ? 'hold' : 'turn', turnAt - now, notAfter - now));
+			} else position++;
+		}
+	}
 }
 
 /** Sends within the window that make a burst worth measuring when none got through yet. */
@@ -39,16 +196,6 @@ const BURST = 4;
 export class SendPace {
 	/** Requests per second; Infinity until the gateway first says 429. */
 	private perSecond = Number.POSITIVE_INFINITY;
-	/** When the last paced request went out. */
-	private lastRelease = Number.NEGATIVE_INFINITY;
-	/**
-	 * Requests waiting for their slot, in the order they came. One pump gives the slots out: each slot's time is computed when it comes, with the
-	 * pace and the hold as they are then, so a cut slows down the requests already waiting too.
-	 */
-	private readonly queue: PaceWaiter[] = [];
-	private pumping = false;
-	/** Ends the pump's sleep once nobody waits any more (every waiter gave up). */
-	private pumpSleep?: AbortController;
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
@@ -56,6 +203,12 @@ export class SendPace {
 	private readonly successes: number[] = [];
 	private readonly sends: number[] = [];
 	private readonly gate: BackoffGate;
+	/**
+	 * Requests waiting for their turn, in the order they came: each turn's time is computed when it
+	 * comes, with the pace and the hold as they are then, so a cut slows down the requests already
+	 * waiting too, and a Retry-After that came while they waited holds them too.
+	 */
+	private readonly turns: TurnQueue;
 
 	/** `startPerSecond`: a pace from the start, instead of none until the first 429. */
 	constructor(
@@ -65,6 +218,7 @@ export class SendPace {
 	) {
 		this.gate = new BackoffGate(clock);
 		this.perSecond = startPerSecond;
+		this.turns = new TurnQueue(clock, { spacingMs: () => 1000 / this.perSecond, heldUntil: () => this.gate.heldUntil, turnAtDeadline: true });
 	}
 
 	/** The current pace in requests per second (Infinity: none). */
@@ -77,102 +231,19 @@ export class SendPace {
 		this.gate.holdFor(ms);
 	}
 
-	/** When the shared hold ends (epoch ms on the pace's clock; in the past when there is none). */
-	get heldUntil(): number {
-		return this.gate.heldUntil;
-	}
-
 	/**
-	 * Waits for the shared hold, then for this request's slot in the pace. `notAfter` is the
-	 * request's deadline: a hold or a slot that would come after it is not waited for at all
+	 * Waits for the shared hold, then for this request's turn in the pace. `notAfter` is the
+	 * request's deadline: a hold or a turn that would come after it is not waited for at all
 	 * (PastDeadline, at once, or as soon as a cut or a hold pushes it past), and a waiter whose
-	 * `signal` aborts leaves the queue at once without taking a slot. First come, first served.
+	 * `signal` aborts leaves the queue at once without taking a turn. First come, first served.
 	 */
 	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
 		await this.gate.wait(signal, notAfter);
 		this.firstSend ??= this.clock.now();
-		if (Number.isFinite(this.perSecond)) {
-			const now = this.clock.now();
-			// The earliest this request's slot can come, if every request ahead of it takes its own.
-			const expected = Math.max(this.lastRelease + this.gap(), now) + this.gap() * this.queue.length;
-			if (notAfter !== undefined && expected > notAfter) throw new PastDeadline('turn', expected - now, notAfter - now);
-			await this.slot(signal, notAfter);
-		}
+		if (Number.isFinite(this.perSecond)) (await this.turns.take({ notAfter }, signal))();
 		const sent = this.clock.now();
 		this.sends.push(sent);
 		this.trim(sent);
-	}
-
-	private gap(): number {
-		return 1000 / this.perSecond;
-	}
-
-	/** Queues for a slot and waits until the pump gives it (or refuses it, or the signal aborts). */
-	private async slot(signal: AbortSignal | undefined, notAfter: number | undefined): Promise<void> {
-		if (signal?.aborted) throw new CancelledError();
-		await new Promise<void>((resolve, reject) => {
-			const onAbort = () => {
-				this.leave(waiter);
-				reject(new CancelledError());
-			};
-			const waiter: PaceWaiter = {
-				notAfter,
-				settle: (error) => {
-					signal?.removeEventListener('abort', onAbort);
-					if (error) reject(error);
-					else resolve();
-				},
-			};
-			signal?.addEventListener('abort', onAbort, { once: true });
-			this.queue.push(waiter);
-			void this.pump();
-		});
-	}
-
-	private leave(waiter: PaceWaiter): void {
-		const index = this.queue.indexOf(waiter);
-		if (index >= 0) this.queue.splice(index, 1);
-		// Nobody left to give a slot to: the pump stops sleeping towards one.
-		if (this.queue.length === 0) this.pumpSleep?.abort();
-	}
-
-	/** Gives the slots out, one gap apart, in the order they came, until nobody waits. */
-	private async pump(): Promise<void> {
-		if (this.pumping) return;
-		this.pumping = true;
-		try {
-			while (this.queue.length > 0) {
-				const now = this.clock.now();
-				// A Retry-After or a cut that came while requests waited holds them too (they would only meet another 429).
-				const held = this.gate.heldUntil > now;
-				const due = Math.max(this.lastRelease + this.gap(), this.gate.heldUntil, now);
-				const ordered = [...this.queue];
-				// Each waiter's slot if those ahead take theirs: one that now comes too late is refused at once.
-				let position = 0;
-				for (const waiter of ordered) {
-					const slotAt = due + this.gap() * position;
-					if (waiter.notAfter !== undefined && slotAt > waiter.notAfter) {
-						this.leave(waiter);
-						waiter.settle(new PastDeadline(held && position === 0 ? 'hold' : 'turn', slotAt - now, waiter.notAfter - now));
-					} else position++;
-				}
-				if (this.queue.length === 0) break;
-				if (due > now) {
-					this.pumpSleep = new AbortController();
-					try {
-						await this.clock.sleep(due - now, this.pumpSleep.signal);
-					} catch {
-						// every waiter left
-					}
-					continue;
-				}
-				const next = this.queue.shift() as PaceWaiter;
-				this.lastRelease = now;
-				next.settle();
-			}
-		} finally {
-			this.pumping = false;
-		}
 	}
 
 	/** An answer that was not a 429: the pace climbs back a little. */
@@ -205,7 +276,7 @@ export class SendPace {
 			if (this.sends.length < BURST || sentAt < this.lastCut) return Number.isFinite(this.perSecond);
 			this.lastCut = now;
 			this.perSecond = Math.max(this.tuning.minPerSecond, Math.min(this.perSecond, (this.sends.length * 1000) / this.tuning.windowMs / 2));
-			this.lastRelease = Math.max(this.lastRelease, now);
+			this.turns.lastTurnAt = Math.max(this.turns.lastTurnAt, now);
 			return true;
 		}
 		// Per second, over the part of the window the run has lasted.
@@ -215,7 +286,7 @@ export class SendPace {
 		const cutAgain = sentAt >= this.lastCut ? this.perSecond * this.tuning.decrease : this.perSecond;
 		this.lastCut = now;
 		this.perSecond = Math.max(this.tuning.minPerSecond, Math.min(cutAgain, admitted * this.tuning.decrease));
-		this.lastRelease = Math.max(this.lastRelease, now);
+		this.turns.lastTurnAt = Math.max(this.turns.lastTurnAt, now);
 		return true;
 	}
 
