@@ -6,7 +6,7 @@
 import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../files/binary';
-import { GatewayError, errorFromParsed, missingResultError, notAnObjectError } from '../failures/errors';
+import { GatewayError, errorFromParsed, missingResultError, NOT_THE_GATEWAY_HINT, notAnObjectError } from '../failures/errors';
 import { gatewayQuote, isErrorShape, readErrorFields } from '../failures/errorBody';
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
@@ -263,7 +263,7 @@ export function wholeAnswer<R>(what: string, status: number, contentType: string
 			kind: 'protocol',
 			headline: `${what} failed: the gateway answered HTTP ${status} with ${page ? 'a page' : 'text'} instead of JSON`,
 			gatewayMessage: gatewayQuote(text),
-			hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
+			hint: NOT_THE_GATEWAY_HINT,
 			status,
 			...extra,
 		});
