@@ -176,11 +176,6 @@ export class GatewayClient {
 		this.ending.abort();
 	}
 
-	/** Whether the run's scope was closed (close) or is winding down (windDown). */
-	get closed(): boolean {
-		return this.run.signal.aborted || this.ending.signal.aborted;
-	}
-
 	/**
 	 * This client for requests that a caller paces itself (video status checks: checkSchedule.ts):
 	 * the same credential and scope, outside the execution's pace, so their 429s neither slow nor
@@ -282,7 +277,7 @@ export class GatewayClient {
 			baseUrl: this.baseUrl,
 			paid: policy.idempotent === false,
 			fileLink,
-			runEnded: () => this.closed && this.cancelSignal?.aborted !== true,
+			runEnded: () => this.waitsEnd.aborted && this.cancelSignal?.aborted !== true,
 		});
 		const count: RetryCount = { rateLimit: 0, other: 0 };
 		let last: GatewayError | undefined;
