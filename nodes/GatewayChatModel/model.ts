@@ -32,15 +32,14 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { CHAT_LIMIT, answerStart, chatIdle, readAll, replyTexts, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
+import { CHAT_LIMIT, chatIdle, replyTexts, streamFailure, wholeAnswerOf } from '../shared/chat/chatCall';
 import { StreamMasker } from '../shared/credential/secrets';
 import { asNodeError } from '../shared/failures/edge';
-import { GatewayError, missingResultError } from '../shared/failures/errors';
-import { headerValue } from '../shared/wire/transport';
+import { missingResultError } from '../shared/failures/errors';
 import type { GatewayClient } from '../shared/wire/transport';
-import { ChatCompletionStream } from '../shared/chat/completions';
+import { ChatCompletionStream, chatReplyProblem } from '../shared/chat/completions';
 import type { ChatCompletion } from '../shared/chat/completions';
-import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
+import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, requestBody, toWireMessages, toWireTools } from './wire';
 import type { ModelSettings, WireTool } from './wire';
 
 const PATH = '/v1/chat/completions';
@@ -81,13 +80,8 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
 }
 
-/** A failure while reading a stream, as a GatewayError, in the words Gateway Chat uses; `arrived`: what the reader had. */
-export function streamFailure(error: unknown, readFailure: (error: unknown, readerAdvice?: string, arrived?: string) => GatewayError, arrived?: string): GatewayError {
-	return chatStreamFailure(WHAT, error, readFailure, { hint: STREAM_HINT, arrived });
-}
-
 function checkedCompletion(completion: ChatCompletion): ChatCompletion {
-	const missing = replyProblem(completion);
+	const missing = chatReplyProblem(completion);
 	if (missing) throw missingResultError(WHAT, missing, completion);
 	return completion;
 }
@@ -186,12 +180,9 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			const text = (delta: string): StreamChunk[] => (delta === '' ? [] : [{ type: 'text-delta', delta }]);
 			const reader = new ChatCompletionStream();
 			try {
-				// A stream is recognised by its body: relays send it as text/plain or with no type, and
-				// some ignore `stream` and answer with one JSON object (or with anything else).
-				const start = await answerStart(response);
-				if (!startsEventStream(start.first)) {
-					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(response, start.readWhole)));
-					yield* wholeAnswerChunks(completion, masker);
+				const whole = await wholeAnswerOf<ChatCompletion>(response, WHAT);
+				if (whole !== undefined) {
+					yield* wholeAnswerChunks(checkedCompletion(whole), masker);
 					return;
 				}
 				for await (const delta of replyTexts(response, reader)) yield* text(shown.push(delta));
@@ -199,7 +190,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 				yield* text(shown.flush());
 				yield* masker.maskDeep(closingChunks(reply));
 			} catch (error) {
-				throw this.streamError(streamFailure(error, response.failure, reader.arrived));
+				throw this.streamError(streamFailure(WHAT, error, response.failure, { hint: STREAM_HINT, arrived: reader.arrived }));
 			} finally {
 				if (!body.readableEnded && !body.destroyed) body.destroy();
 			}
