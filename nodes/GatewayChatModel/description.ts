@@ -4,7 +4,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { chatTimeoutOption, effortOption, idleTimeoutOption, maxTokensField } from '../shared/chat/chatDescriptions';
+import { chatTimeoutOption, effortOption, idleTimeoutOption, maxTokensField, temperatureOption } from '../shared/chat/chatDescriptions';
 import { modelField, outputLimitNotices } from '../shared/panel/descriptions';
 
 export const DEFAULT_MODEL = 'chat-sonnet-5';
@@ -24,14 +24,7 @@ export const chatModelProperties: INodeProperties[] = [
 			effortOption('reasoning_effort'),
 			idleTimeoutOption,
 			maxTokensField('The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.'),
-			{
-				displayName: 'Temperature',
-				name: 'temperature',
-				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-				default: 1,
-				description: 'Randomness of the answers, 0 to 2 (`temperature`). Lower is more focused.',
-			},
+			temperatureOption(2, 'Randomness of the answers, 0 to 2 (`temperature`). Lower is more focused.'),
 			chatTimeoutOption,
 		],
 	},

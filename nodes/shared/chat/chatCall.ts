@@ -226,7 +226,8 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 	return reply;
 }
 
-function checkedReply<R>(call: ChatCall<R>, reply: R): R {
+/** The reply, when it is one (`replyProblem`); else the error that quotes what came instead. */
+export function checkedReply<R>(call: Pick<ChatCall<R>, 'what' | 'replyProblem'> & { itemIndex?: number }, reply: R): R {
 	const missing = call.replyProblem(reply);
 	if (missing) throw missingResultError(call.what, missing, reply, { itemIndex: call.itemIndex });
 	return reply;

@@ -7,6 +7,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { CHAT_LIMIT_RANGE, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_TOKENS, DEFAULT_CHAT_TIMEOUT_SECONDS, EFFORT_LEVELS } from './chatDescriptions';
+import { CHAT_IDLE_LIMIT, CHAT_LIMIT } from './chatCall';
 import { readJsonRequest } from './jsonReply';
 import type { JsonRequest } from './jsonReply';
 import { BINARY_ATTACHMENTS_FIELD, URL_ATTACHMENTS_FIELD, lastUserIndex } from '../files/attachments';
@@ -74,7 +75,7 @@ export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fi
 	const parameters: ChatParameters = {
 		model,
 		messages,
-		maxTokens: readMaxTokens(ctx, itemIndex, model),
+		maxTokens: checkedMaxTokens(ctx, itemIndex, model, ctx.getNodeParameter('maxTokens', itemIndex, DEFAULT_MAX_TOKENS)),
 		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
 		effort: readEffort(ctx, itemIndex, options.effort),
 		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', fields.temperature),
@@ -84,8 +85,7 @@ export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fi
 		json: readJsonRequest(ctx, itemIndex, options),
 		extraBody: checkedExtraBody(ctx, itemIndex, options.extraBody),
 		includeRawResponse: options.includeRawResponse === true,
-		deadlineMs: readChatDeadline(ctx, itemIndex, options),
-		idleMs: readIdleTimeout(ctx, itemIndex, options),
+		...readChatLimits(ctx, itemIndex, options),
 	};
 	return { parameters, options };
 }
@@ -142,11 +142,6 @@ export function readMessages(ctx: IExecuteFunctions, itemIndex: number, roles: r
 	});
 }
 
-/** `maxTokens`: a whole number from 1 to the model's output limit where the catalogue knows it. */
-export function readMaxTokens(ctx: IExecuteFunctions, itemIndex: number, modelId: string): number {
-	return checkedMaxTokens(ctx, itemIndex, modelId, ctx.getNodeParameter('maxTokens', itemIndex, DEFAULT_MAX_TOKENS));
-}
-
 /**
  * Max Tokens as given (`value`), checked against the model's output limit; when not given, the
  * default of 4096, or the model's limit if that is lower. Always a number: relays that translate
@@ -196,17 +191,16 @@ export function readEffort(ctx: IExecuteFunctions, itemIndex: number, value: unk
 	return effort;
 }
 
-/** `options.timeoutSeconds`: the hard limit for one answer, streamed or not, in milliseconds. */
-export function readChatDeadline(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): number {
-	const seconds = readInteger(ctx, itemIndex, options.timeoutSeconds ?? DEFAULT_CHAT_TIMEOUT_SECONDS, 'Timeout (Seconds)', CHAT_LIMIT_RANGE);
-	return seconds * 1000;
-}
-
 /**
- * `options.idleTimeoutSeconds`: a streamed answer's idle limit, in milliseconds. One at or above
- * Timeout is taken as it is and changes nothing: the transport arms no idle limit that the
- * deadline would not beat (transport.ts, GatewayCall.idle), so it is never refused.
+ * `options.timeoutSeconds` (the hard limit for one answer, streamed or not) and
+ * `options.idleTimeoutSeconds` (a streamed answer's idle limit), in milliseconds. An idle limit at
+ * or above Timeout is taken as it is and changes nothing: the transport arms no idle limit that
+ * the deadline would not beat (transport.ts, GatewayCall.idle), so it is never refused.
  */
-export function readIdleTimeout(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): number {
-	return readInteger(ctx, itemIndex, options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS, 'Idle Timeout (Seconds)', CHAT_LIMIT_RANGE) * 1000;
+export function readChatLimits(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): { deadlineMs: number; idleMs: number } {
+	const milliseconds = (seconds: unknown, field: string) => readInteger(ctx, itemIndex, seconds, field, CHAT_LIMIT_RANGE) * 1000;
+	return {
+		deadlineMs: milliseconds(options.timeoutSeconds ?? DEFAULT_CHAT_TIMEOUT_SECONDS, CHAT_LIMIT),
+		idleMs: milliseconds(options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS, CHAT_IDLE_LIMIT),
+	};
 }
