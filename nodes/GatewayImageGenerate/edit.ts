@@ -96,17 +96,13 @@ async function readEditInput(ctx: IExecuteFunctions, itemIndex: number): Promise
 	return { request, files };
 }
 
-/** A body field as a text part's value: text as it is, numbers and booleans as text, objects as JSON. */
-function partText(value: unknown): string {
-	return typeof value === 'object' ? JSON.stringify(value) : String(value);
-}
-
 /** The form: the generation's fields (Extra Body Fields under them) as text parts, then the files, read now. */
 async function editForm(ctx: IExecuteFunctions, input: EditInput): Promise<MultipartForm> {
 	const fields: IDataObject = buildImageBody(input.request);
 	const parts: FormPart[] = Object.entries(fields)
 		.filter(([, value]) => value !== undefined && value !== null)
-		.map(([name, value]) => ({ name, value: partText(value) }));
+		// Text as it is, numbers and booleans as text, objects as JSON.
+		.map(([name, value]) => ({ name, value: typeof value === 'object' ? JSON.stringify(value) : String(value) }));
 	for (const file of input.files) {
 		const source = await checkedFileToSend(ctx, file.field, file, (bytes) => sniffFileType(bytes)?.mimeType);
 		parts.push({ name: file.part, fileName: file.fileName, mimeType: file.mimeType, source });

@@ -12,6 +12,7 @@ import { readJsonRequest } from './jsonReply';
 import type { JsonRequest } from './jsonReply';
 import { BINARY_ATTACHMENTS_FIELD, URL_ATTACHMENTS_FIELD, lastUserIndex } from '../files/attachments';
 import type { AttachmentPlan } from '../files/attachments';
+import { isHttpUrl } from '../credential/url';
 import { findModel } from '../panel/models';
 import { checkedExtraBody, fieldError, readInteger, readList, readModelId } from '../items/validate';
 
@@ -102,13 +103,7 @@ export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, v
 export function readImageUrls(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
 	const list = readList(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
 	list?.forEach((link, position) => {
-		let url: URL | undefined;
-		try {
-			url = new URL(link);
-		} catch {
-			url = undefined;
-		}
-		if (!url || !/^https?:$/.test(url.protocol) || url.hostname === '' || /\s/.test(link)) {
+		if (!isHttpUrl(link) || /\s/.test(link)) {
 			throw fieldError(
 				ctx,
 				itemIndex,

@@ -260,9 +260,15 @@ export async function attachedBody(ctx: IExecuteFunctions, itemIndex: number, bo
 	return bodyWithParts(body, attachmentParts(plan.format, await loadAttachments(ctx, itemIndex, plan.files), plan.links));
 }
 
-/** `body` with `parts` in the last User message of its `messages` (both formats keep the conversation there). */
+/**
+ * `body` with `parts` in the last User message of its `messages` (both formats keep the
+ * conversation there): its content becomes the parts, then its text (files before the question,
+ * the order the native format's guidance recommends); every other `{role, content}` as it is.
+ */
 export function bodyWithParts(body: IDataObject, parts: readonly IDataObject[]): IDataObject {
-	return { ...body, messages: withAttachments(body.messages as unknown as ReadonlyArray<{ role: string; content: string }>, parts) };
+	const messages = body.messages as unknown as ReadonlyArray<{ role: string; content: string }>;
+	const last = parts.length > 0 ? lastUserIndex(messages) : -1;
+	return { ...body, messages: messages.map(({ role, content }, position) => (position === last ? { role, content: [...parts, { type: 'text', text: content }] } : { role, content })) };
 }
 
 /** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
@@ -317,16 +323,6 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 		})),
 		...links.map((url): IDataObject => ({ type: 'image', source: { type: 'url', url } })),
 	];
-}
-
-/**
- * The `messages` of the body: each `{role, content}` as it is, except the last User message when
- * there are parts: its content becomes the parts, then its text (files before the question, the
- * order the native format's guidance recommends).
- */
-export function withAttachments(messages: ReadonlyArray<{ role: string; content: string }>, parts: readonly IDataObject[]): IDataObject[] {
-	const last = parts.length > 0 ? lastUserIndex(messages) : -1;
-	return messages.map(({ role, content }, position) => (position === last ? { role, content: [...parts, { type: 'text', text: content }] } : { role, content }));
 }
 
 // ---------- a file of the input item that a request carries ----------
