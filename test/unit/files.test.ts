@@ -28,7 +28,6 @@ import {
 	checkRequestSize,
 	placeholders,
 	planFiles,
-	withAttachments,
 } from '../../nodes/shared/files/attachments';
 import { readAttachmentNames, readImageUrls } from '../../nodes/shared/chat/chatInput';
 import type { LoadedFile } from '../../nodes/shared/files/attachments';
@@ -296,13 +295,13 @@ describe('content parts', () => {
 			{ role: 'assistant', content: '{' },
 		];
 		const parts = [{ type: 'image_url', image_url: { url: 'https://a.example/x.png' } }];
-		expect(withAttachments(conversation, parts)).toEqual([
+		expect(bodyWithParts({ messages: conversation }, parts).messages).toEqual([
 			{ role: 'user', content: 'first' },
 			{ role: 'assistant', content: 'ok' },
 			{ role: 'user', content: [...parts, { type: 'text', text: 'second' }] },
 			{ role: 'assistant', content: '{' },
 		]);
-		expect(withAttachments(conversation, [])).toEqual(conversation);
+		expect(bodyWithParts({ messages: conversation }, []).messages).toEqual(conversation);
 	});
 });
 
