@@ -1,17 +1,25 @@
 /**
  * Idle Timeout (issue 28) under a hostile review, over real HTTP to the loopback gateway: a silence
- * right after the answer's head (no byte of its body) is told apart from one before the head.
- * Times are bounds with a margin.
+ * right after the answer's head (no byte of its body) is told apart from one before the head, and
+ * every byte is a sign of life, the first few too: a relay whose keep-alive is a lone line end,
+ * sent more often than the limit, keeps a slow answer alive. Times are bounds with a margin.
  */
+import type { ChatModel, Message, StreamChunk } from '@n8n/ai-node-sdk';
+import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
+
 import { complete } from '../../nodes/GatewayChat/complete';
+import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { createMessage } from '../../nodes/GatewayMessages/create';
 import { useGateway } from '../gateway/testing';
 import { BUSY_MARGIN_MS } from '../helpers/busy';
+import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
 
 const KEY = 'sk-integration-idle-hostile-0123456789';
 const env = useGateway();
 const WORDS = 'one two three four five six seven eight nine ten eleven twelve';
+/** Silent right after the head for 3.5 s, a lone "\n" every 700 ms meanwhile; then the whole answer. */
+const NEWLINE_KEEPALIVES = `${WORDS} [stall-after:0] [stall-for:3500] [stall-ping:700] [stall-keepalive:newline]`;
 
 type Operation = typeof complete;
 const NODES: Array<[string, Operation, string, string]> = [
@@ -39,5 +47,27 @@ describe.each(NODES)('%s', (_name, operation, path, what) => {
 		expect(result.error?.message).toBe(`${what} failed: the gateway sent nothing for 1 s after the answer began, before its first event, the limit set by Idle Timeout (Seconds)`);
 		expect(result.took).toBeLessThan(1000 + BUSY_MARGIN_MS);
 		expect(env.gateway.requests.filter((request) => request.path === path)).toHaveLength(1);
+	});
+
+	it('a lone line end sent more often than the limit, before the first event, keeps the answer alive', async () => {
+		const result = await run(operation, NEWLINE_KEEPALIVES, 2);
+		expect(result.error).toBeUndefined();
+		expect(String(result.output?.[0].json.text)).toContain('twelve');
+		expect(result.took).toBeGreaterThanOrEqual(3400);
+	});
+});
+
+describe('Gateway Chat Model', () => {
+	it('a lone line end sent more often than the limit, before the first event, keeps the answer alive', async () => {
+		const { ctx } = createExecuteContext({
+			parameters: { model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' }, options: { idleTimeoutSeconds: 2 } as IDataObject },
+			credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
+			nodeName: 'Gateway Chat Model',
+		});
+		const model = (await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, async () => standInSdk)).response as ChatModel;
+		const chunks: StreamChunk[] = [];
+		const user: Message = { role: 'user', content: [{ type: 'text', text: NEWLINE_KEEPALIVES }] };
+		for await (const chunk of model.stream([user])) chunks.push(chunk);
+		expect(chunks.map((chunk) => (chunk.type === 'text-delta' ? chunk.delta : '')).join('')).toContain('twelve');
 	});
 });
