@@ -7,7 +7,7 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
-import type { ChatModel, Message, StreamChunk } from '@n8n/ai-node-sdk';
+import type { ChatModel, FunctionTool, Message, StreamChunk } from '@n8n/ai-node-sdk';
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
@@ -62,13 +62,33 @@ describe.each(NODES)('%s', (_name, operation, path, what) => {
 });
 
 describe('Gateway Chat Model', () => {
-	it('a lone line end sent more often than the limit, before the first event, keeps the answer alive', async () => {
+	async function chatModel(options: IDataObject) {
 		const { ctx } = createExecuteContext({
-			parameters: { model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' }, options: { idleTimeoutSeconds: 2 } as IDataObject },
+			parameters: { model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' }, options },
 			credentials: { apiKey: KEY, baseUrl: env.gateway.baseUrl },
 			nodeName: 'Gateway Chat Model',
 		});
-		const model = (await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, async () => standInSdk)).response as ChatModel;
+		return (await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, async () => standInSdk)).response as ChatModel;
+	}
+
+	it('an AI Agent\'s tool-call stream that stalls between its tool deltas ends at Idle Timeout, sent once', async () => {
+		const calculator: FunctionTool = { type: 'function', name: 'Calculator', description: 'Does sums', inputSchema: { type: 'object', properties: { input: { type: 'string' } } } };
+		const model = (await chatModel({ idleTimeoutSeconds: 1, timeoutSeconds: 60 })).withTools([calculator]);
+		const user: Message = { role: 'user', content: [{ type: 'text', text: '[tool-pieces] [call:Calculator {"input": "2 + 3"}] [call:Calculator {"input": "6 * 7"}] [stall-after:900]' }] };
+		const started = Date.now();
+		let error: (Error & { description?: string }) | undefined;
+		try {
+			for await (const chunk of model.stream([user])) void chunk;
+		} catch (caught) {
+			error = caught as Error;
+		}
+		expect(error?.message).toMatch(/^The chat model request failed: the gateway sent nothing for 1 s after \d+ events, before any text of the answer, the limit set by Idle Timeout \(Seconds\)$/);
+		expect(Date.now() - started).toBeLessThan(1000 + BUSY_MARGIN_MS);
+		expect(env.gateway.requests.filter((request) => request.path === '/v1/chat/completions')).toHaveLength(1);
+	});
+
+	it('a lone line end sent more often than the limit, before the first event, keeps the answer alive', async () => {
+		const model = await chatModel({ idleTimeoutSeconds: 2 });
 		const chunks: StreamChunk[] = [];
 		const user: Message = { role: 'user', content: [{ type: 'text', text: NEWLINE_KEEPALIVES }] };
 		for await (const chunk of model.stream([user])) chunks.push(chunk);
