@@ -292,12 +292,13 @@ export function streamFailure(
  */
 export async function answerStart(answer: AnswerBody): Promise<{ first: string; readWhole?: Buffer }> {
 	const { body, alive } = answer;
-	// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
-	for (let size = 4; ; ) {
+	// One byte more at a time, so that each chunk that arrives is a sign of life (a relay's lone "\n" too).
+	for (let size = 1; ; ) {
 		const head = await peekStream(body, size);
 		if (head.length > 0) alive();
 		const ended = body.readableEnded === true || head.length < size;
-		const text = head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
+		// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
+		const text = head.length < 3 && !ended ? '' : head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
 		if (text !== '' || ended) return { first: text.charAt(0), readWhole: ended ? head : undefined };
 		size = head.length + 1;
 	}
