@@ -18,7 +18,7 @@ import { toolInput } from '../../nodes/GatewayMessages/reply';
 import { RESPOND_INSTRUCTION, messagesRequestBody, prepareMessagesItem, readMessagesRequest } from '../../nodes/GatewayMessages/request';
 import type { MessagesRequest } from '../../nodes/GatewayMessages/request';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
-import { buildSubmitBody, checkImageUrl, readFirstFrame } from '../../nodes/GatewayVideoGenerate/request';
+import { buildSubmitBody, checkImageUrl, planFirstFrame, readFirstFrame } from '../../nodes/GatewayVideoGenerate/request';
 import {
 	attachedBody,
 	attachmentParts,
@@ -595,7 +595,10 @@ describe('Gateway Image Generate options', () => {
 
 describe('Gateway Video Generate first frame', () => {
 	const fields = { model: 'video-2-0-fast-260128', prompt: 'p', seconds: '5', size: '1280x720' };
-	const frame = (options: IDataObject, items?: INodeExecutionData[]) => readFirstFrame(contextFor({ options }, items).ctx, 0, TEST_LIMIT);
+	const frame = async (options: IDataObject, items?: INodeExecutionData[]) => {
+		const { ctx } = contextFor({ options }, items);
+		return await readFirstFrame(ctx, 0, planFirstFrame(ctx, 0), TEST_LIMIT);
+	};
 
 	it('sends image only when set, over Extra Body Fields', () => {
 		expect(buildSubmitBody({ ...fields, image: 'https://a.example/f.png' }, { image: 'other', last_frame: 'x' })).toEqual({ ...fields, image: 'https://a.example/f.png', last_frame: 'x' });
