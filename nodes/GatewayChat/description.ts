@@ -16,6 +16,7 @@ import {
 	responseFormatOption,
 	stopSequencesOption,
 	streamField,
+	temperatureOption,
 	urlAttachmentsOption,
 } from '../shared/chat/chatDescriptions';
 import { extraBodyOption, modelField, optionsCollection, outputLimitNotices } from '../shared/panel/descriptions';
@@ -46,14 +47,7 @@ export const chatProperties: INodeProperties[] = [
 			jsonSchemaOption,
 			responseFormatOption('`response_format`: `{"type": "json_object"}`, or `json_schema` with the Response JSON Schema option, strict'),
 			stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
-			{
-				displayName: 'Temperature',
-				name: 'temperature',
-				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-				default: 1,
-				description: 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.',
-			},
+			temperatureOption(2, 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.'),
 			chatTimeoutOption,
 			idleTimeoutOption,
 			{

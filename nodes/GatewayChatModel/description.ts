@@ -4,8 +4,7 @@
  */
 import type { INodeProperties } from 'n8n-workflow';
 
-import { chatTimeoutOption, effortOption, idleTimeoutOption } from '../shared/chat/chatDescriptions';
-import { MAX_TOKENS_HINT } from '../shared/panel/models';
+import { chatTimeoutOption, effortOption, idleTimeoutOption, maxTokensField, temperatureOption } from '../shared/chat/chatDescriptions';
 import { modelField, outputLimitNotices } from '../shared/panel/descriptions';
 
 export const DEFAULT_MODEL = 'chat-sonnet-5';
@@ -24,23 +23,8 @@ export const chatModelProperties: INodeProperties[] = [
 		options: [
 			effortOption('reasoning_effort'),
 			idleTimeoutOption,
-			{
-				displayName: 'Max Tokens',
-				name: 'maxTokens',
-				type: 'number',
-				typeOptions: { minValue: 1, numberPrecision: 0 },
-				default: 4096,
-				description: 'The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.',
-				hint: MAX_TOKENS_HINT,
-			},
-			{
-				displayName: 'Temperature',
-				name: 'temperature',
-				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-				default: 1,
-				description: 'Randomness of the answers, 0 to 2 (`temperature`). Lower is more focused.',
-			},
+			maxTokensField('The longest answer the model may write per turn, in tokens (`max_tokens`). Unset: 4096.'),
+			temperatureOption(2, 'Randomness of the answers, 0 to 2 (`temperature`). Lower is more focused.'),
 			chatTimeoutOption,
 		],
 	},

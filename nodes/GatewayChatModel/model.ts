@@ -6,15 +6,10 @@
  * in plain words, and the key masked out of every message.
  *
  * Decision: this, not the SDK's OpenAI-compatible path (`supplyModel(ctx, { type: 'openai', … })`,
- * n8n's own LangChain OpenAI client). Measured in n8n 2.41.1 against the loopback and the hostile
- * gateways with an AI Agent, the SDK path failed a bare 429 at once after one request ("The
- * service is receiving too many requests from you"; this model: sent again after ~0.6 s, run
- * succeeds); waited on a relay sending only keep-alive comments until n8n's 90 s workflow timeout
- * although its timeout was 5 s (this model: ends at 5.2 s); printed the secret part of the key a
- * 401 quoted; turned an error inside a 200 answer into "Cannot read properties of undefined"; and
- * called an unknown model "Service unavailable - try again later". Its strengths were equal here:
- * both ran two parallel streamed tool calls and reported real streamed token usage, and the agent
- * time of `npm run bench` row 8 is within 1.1x of n8n's OpenAI Chat Model.
+ * n8n's own LangChain OpenAI client): measured in n8n 2.41.1 with an AI Agent, that path failed a
+ * bare 429 at once, waited on keep-alive comments past its timeout, printed the key a 401 quoted
+ * and garbled errors inside a 200, at no gain in speed or tool calls (the measurements:
+ * docs/nodes/gatewayChatModel.md, "Why its own client").
  *
  * The SDK's adapter for a model of one's own (0.31.1) has three gaps, closed here and measured
  * with a naive variant (streamed calls forwarded piece by piece, no usage correction): it garbled
@@ -32,15 +27,13 @@ import type { INode } from 'n8n-workflow';
 
 import type { BaseChatModel, ChatModel, ChatModelConfig, FunctionTool, GenerateResult, Message, StreamChunk, Tool } from '@n8n/ai-node-sdk';
 
-import { CHAT_LIMIT, answerStart, chatIdle, readAll, replyTexts, startsEventStream, streamFailure as chatStreamFailure, wholeAnswer } from '../shared/chat/chatCall';
+import { CHAT_LIMIT, chatIdle, checkedReply, replyTexts, streamFailure, wholeAnswerOf } from '../shared/chat/chatCall';
 import { StreamMasker } from '../shared/credential/secrets';
 import { asNodeError } from '../shared/failures/edge';
-import { GatewayError, missingResultError } from '../shared/failures/errors';
-import { headerValue } from '../shared/wire/transport';
 import type { GatewayClient } from '../shared/wire/transport';
-import { ChatCompletionStream } from '../shared/chat/completions';
+import { ChatCompletionStream, chatReplyProblem } from '../shared/chat/completions';
 import type { ChatCompletion } from '../shared/chat/completions';
-import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, replyProblem, requestBody, toWireMessages, toWireTools } from './wire';
+import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, requestBody, toWireMessages, toWireTools } from './wire';
 import type { ModelSettings, WireTool } from './wire';
 
 const PATH = '/v1/chat/completions';
@@ -81,16 +74,7 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
 }
 
-/** A failure while reading a stream, as a GatewayError, in the words Gateway Chat uses; `arrived`: what the reader had. */
-export function streamFailure(error: unknown, readFailure: (error: unknown, readerAdvice?: string, arrived?: string) => GatewayError, arrived?: string): GatewayError {
-	return chatStreamFailure(WHAT, error, readFailure, { hint: STREAM_HINT, arrived });
-}
-
-function checkedCompletion(completion: ChatCompletion): ChatCompletion {
-	const missing = replyProblem(completion);
-	if (missing) throw missingResultError(WHAT, missing, completion);
-	return completion;
-}
+const checkedCompletion = (completion: ChatCompletion) => checkedReply({ what: WHAT, replyProblem: chatReplyProblem }, completion);
 
 type SdkBaseChatModel = typeof BaseChatModel;
 
@@ -186,12 +170,9 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			const text = (delta: string): StreamChunk[] => (delta === '' ? [] : [{ type: 'text-delta', delta }]);
 			const reader = new ChatCompletionStream();
 			try {
-				// A stream is recognised by its body: relays send it as text/plain or with no type, and
-				// some ignore `stream` and answer with one JSON object (or with anything else).
-				const start = await answerStart(response);
-				if (!startsEventStream(start.first)) {
-					const completion = checkedCompletion(wholeAnswer<ChatCompletion>(WHAT, response.status, headerValue(response.headers, 'content-type'), await readAll(response, start.readWhole)));
-					yield* wholeAnswerChunks(completion, masker);
+				const whole = await wholeAnswerOf<ChatCompletion>(response, WHAT);
+				if (whole !== undefined) {
+					yield* wholeAnswerChunks(checkedCompletion(whole), masker);
 					return;
 				}
 				for await (const delta of replyTexts(response, reader)) yield* text(shown.push(delta));
@@ -199,7 +180,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 				yield* text(shown.flush());
 				yield* masker.maskDeep(closingChunks(reply));
 			} catch (error) {
-				throw this.streamError(streamFailure(error, response.failure, reader.arrived));
+				throw this.streamError(streamFailure(WHAT, error, response.failure, { hint: STREAM_HINT, arrived: reader.arrived }));
 			} finally {
 				if (!body.readableEnded && !body.destroyed) body.destroy();
 			}

@@ -4,7 +4,7 @@
  */
 import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { checkedMaxTokens, readChatDeadline, readEffort, readIdleTimeout, readOptionalNumber } from '../shared/chat/chatInput';
+import { checkedMaxTokens, readChatLimits, readEffort, readOptionalNumber } from '../shared/chat/chatInput';
 import { GatewayClient } from '../shared/wire/transport';
 import { readModelId } from '../shared/items/validate';
 import { gatewayChatModelClass } from './model';
@@ -34,7 +34,7 @@ export function readModelInput(ctx: ISupplyDataFunctions, itemIndex: number): Mo
 	if (temperature !== undefined) settings.temperature = temperature;
 	const effort = readEffort(fns, itemIndex, options.effort);
 	if (effort !== undefined) settings.effort = effort;
-	return { settings, deadlineMs: readChatDeadline(fns, itemIndex, options), idleMs: readIdleTimeout(fns, itemIndex, options) };
+	return { settings, ...readChatLimits(fns, itemIndex, options) };
 }
 
 /**

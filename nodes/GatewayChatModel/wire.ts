@@ -7,6 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayError } from '../shared/failures/errors';
 import { gatewayQuote } from '../shared/failures/errorBody';
+import { contentText } from '../shared/chat/completions';
 
 import type { FinishReason, FunctionTool, GenerateResult, Message, MessageContent, StreamChunk, TokenUsage, Tool } from '@n8n/ai-node-sdk';
 
@@ -170,12 +171,6 @@ export function usageOf(usage: unknown): TokenUsage | undefined {
 	return result;
 }
 
-function contentText(content: unknown): string {
-	if (typeof content === 'string') return content;
-	if (Array.isArray(content)) return content.map((part) => (typeof (part as IDataObject)?.text === 'string' ? ((part as IDataObject).text as string) : '')).join('');
-	return '';
-}
-
 /**
  * The first choice's tool calls, with the ids and names the gateway gave (missing ids made up, so
  * calls never merge). No arguments (empty, or only whitespace) are an empty object: a tool without
@@ -234,14 +229,6 @@ function callContent(call: WireToolCall): MessageContent {
 	const problem = argumentsProblem(call.function.arguments);
 	if (problem !== undefined) throw malformedCallError(call, problem);
 	return { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments };
-}
-
-/** What a whole answer lacks to be a reply: at least one choice with a message. */
-export function replyProblem(completion: IDataObject): string | undefined {
-	if (!Array.isArray(completion.choices) || completion.choices.length === 0) return 'choices';
-	const message = (completion.choices[0] as IDataObject | undefined)?.message;
-	if (typeof message !== 'object' || message === null) return 'message in its first choice';
-	return undefined;
 }
 
 /** A whole `chat.completion` as the SDK's result: the text, the tool calls, the finish reason and the real token usage. */

@@ -6,10 +6,9 @@
  */
 import type { IBinaryData, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { formatSize } from '../shared/files/attachments';
 import { bufferToBinary, downloadToBinary } from '../shared/files/binary';
 import { errorItem } from '../shared/failures/edge';
-import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
+import { GatewayError, formatSize, missingResultError, withFields } from '../shared/failures/errors';
 import { settleConcurrent } from '../shared/items/itemRunner';
 import { callExtra, jsonObjectAnswer } from '../shared/wire/transport';
 import type { GatewayCall, GatewayClient, ItemLimit } from '../shared/wire/transport';

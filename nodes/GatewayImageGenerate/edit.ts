@@ -8,9 +8,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { formatSize } from '../shared/failures/errors';
-import { recordedSize, sniffFileType } from '../shared/files/binary';
+import { sniffFileType } from '../shared/files/binary';
 import type { FileField } from '../shared/files/binary';
-import { bytesToCheck, checkedFileToSend, describeBinary, inputBinary } from '../shared/files/attachments';
+import { checkedFileToSend, describeBinary, fileToCheck } from '../shared/files/attachments';
 import type { CheckedFile } from '../shared/files/attachments';
 import { runPerItem } from '../shared/items/itemRunner';
 import { fieldError, readList, readText } from '../shared/items/validate';
@@ -56,13 +56,8 @@ function partFileName(listed: unknown, property: string, extension: string): str
 /** One file checked before any request: there, not empty, not too large, of a type `types` holds (from its bytes). */
 async function checkFile(ctx: IExecuteFunctions, field: FileField, types: readonly string[], limit: FileWaitLimit): Promise<{ size: number; mimeType: string; fileName: string }> {
 	const { itemIndex, parameter, property } = field;
-	const binary = inputBinary(ctx, field);
 	const tooLarge = (size: number) => fieldError(ctx, itemIndex, parameter, `field "${property}" holds ${formatSize(size)}; an edit takes files of at most ${formatSize(MAX_EDIT_FILE_BYTES)}`, 'Make the image smaller first, e.g. with the Edit Image node.');
-	const recorded = await recordedSize(ctx, binary, { limit, field });
-	// A file far above the limit is refused without reading it.
-	if (recorded !== undefined && recorded > MAX_EDIT_FILE_BYTES) throw tooLarge(recorded);
-	ctx.helpers.assertBinaryData(itemIndex, property);
-	const { bytes, size } = await bytesToCheck(ctx, field, binary, recorded, limit, HEAD_BYTES);
+	const { binary, bytes, size } = await fileToCheck(ctx, field, limit, HEAD_BYTES, MAX_EDIT_FILE_BYTES, tooLarge);
 	if (size > MAX_EDIT_FILE_BYTES) throw tooLarge(size);
 	const type = sniffFileType(bytes);
 	if (!type || !types.includes(type.mimeType)) {
@@ -101,17 +96,13 @@ async function readEditInput(ctx: IExecuteFunctions, itemIndex: number): Promise
 	return { request, files };
 }
 
-/** A body field as a text part's value: text as it is, numbers and booleans as text, objects as JSON. */
-function partText(value: unknown): string {
-	return typeof value === 'object' ? JSON.stringify(value) : String(value);
-}
-
 /** The form: the generation's fields (Extra Body Fields under them) as text parts, then the files, read now. */
 async function editForm(ctx: IExecuteFunctions, input: EditInput): Promise<MultipartForm> {
 	const fields: IDataObject = buildImageBody(input.request);
 	const parts: FormPart[] = Object.entries(fields)
 		.filter(([, value]) => value !== undefined && value !== null)
-		.map(([name, value]) => ({ name, value: partText(value) }));
+		// Text as it is, numbers and booleans as text, objects as JSON.
+		.map(([name, value]) => ({ name, value: typeof value === 'object' ? JSON.stringify(value) : String(value) }));
 	for (const file of input.files) {
 		const source = await checkedFileToSend(ctx, file.field, file, (bytes) => sniffFileType(bytes)?.mimeType);
 		parts.push({ name: file.part, fileName: file.fileName, mimeType: file.mimeType, source });

@@ -8,7 +8,7 @@
  */
 import { Base64Decoder, decodeBase64, describeBytes } from '../shared/files/base64';
 import { sniffFileType } from '../shared/files/binary';
-import { formatSize } from '../shared/files/attachments';
+import { formatSize } from '../shared/failures/errors';
 
 /** One image of the answer: its bytes, or why they are not an image. */
 export type InlineImage = { bytes: Buffer; problem?: undefined } | { bytes?: undefined; problem: string };

@@ -16,6 +16,7 @@ import {
 	responseFormatOption,
 	stopSequencesOption,
 	streamField,
+	temperatureOption,
 	urlAttachmentsOption,
 } from '../shared/chat/chatDescriptions';
 import { extraBodyOption, modelField, optionsCollection, outputLimitNotices } from '../shared/panel/descriptions';
@@ -56,14 +57,7 @@ export const messagesProperties: INodeProperties[] = [
 			placeholder: 'e.g. You are a careful assistant. Answer in English.',
 			description: 'Instructions that steer the whole conversation (`system`)',
 		},
-		{
-			displayName: 'Temperature',
-			name: 'temperature',
-			type: 'number',
-			typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-			default: 1,
-			description: 'Randomness of the answer, 0 to 1 (`temperature`). With thinking on, only 1 is allowed.',
-		},
+		temperatureOption(1, 'Randomness of the answer, 0 to 1 (`temperature`). With thinking on, only 1 is allowed.'),
 		{
 			displayName: 'Thinking',
 			name: 'thinking',

@@ -145,9 +145,7 @@ export class MessageEventStream extends ReplyStream<NativeMessage> {
 
 function finishBlock(parts: BlockParts): IDataObject {
 	const block = { ...parts.block };
-	if (parts.text.length > 0) block.text = `${typeof block.text === 'string' ? block.text : ''}${parts.text.join('')}`;
-	if (parts.thinking.length > 0) block.thinking = `${typeof block.thinking === 'string' ? block.thinking : ''}${parts.thinking.join('')}`;
-	if (parts.signature.length > 0) block.signature = `${typeof block.signature === 'string' ? block.signature : ''}${parts.signature.join('')}`;
+	for (const key of ['text', 'thinking', 'signature'] as const) if (parts[key].length > 0) block[key] = `${typeof block[key] === 'string' ? block[key] : ''}${parts[key].join('')}`;
 	if (parts.citations.length > 0) block.citations = [...(Array.isArray(block.citations) ? block.citations : []), ...parts.citations];
 	if (parts.json.length > 0) {
 		const text = parts.json.join('');

@@ -17,8 +17,7 @@ export async function download(ctx: IExecuteFunctions): Promise<INodeExecutionDa
 			const phase = phaseOf(record.status);
 			if (phase === 'failure') throw taskFailedError(record, itemIndex);
 			if (phase === 'running') throw notFinishedError(record, itemIndex);
-			if (!binaryPropertyName) return videoItem(record, {});
-			return videoItem(record, {}, binaryPropertyName, await downloadVideo(ctx, client, record, itemIndex));
+			return videoItem(record, {}, binaryPropertyName, binaryPropertyName ? await downloadVideo(ctx, client, record, itemIndex) : undefined);
 		},
 	});
 }

@@ -156,9 +156,8 @@ export function planFirstFrame(ctx: IExecuteFunctions, itemIndex: number): First
 	return { binaryProperty: property };
 }
 
-/** The first frame as sent in `image`: the link, or the binary image as a data URL (read now, within `limit`). */
-export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number, limit: FileWaitLimit): Promise<string | Base64Text | undefined> {
-	const frame = planFirstFrame(ctx, itemIndex);
+/** The planned first frame as sent in `image`: the link, or the binary image as a data URL (read now, within `limit`). */
+export async function readFirstFrame(ctx: IExecuteFunctions, itemIndex: number, frame: FirstFrame | undefined, limit: FileWaitLimit): Promise<string | Base64Text | undefined> {
 	if (frame === undefined || 'link' in frame) return frame?.link;
 	return await binaryImage(ctx, itemIndex, frame.binaryProperty, limit);
 }
@@ -171,11 +170,10 @@ export function parseSize(raw: unknown): string | undefined {
 }
 
 export interface SubmitInput {
-	/** The fields; `image` only when it is a link (a binary first frame is read at submit time). */
 	fields: VideoFields;
 	extraBody: IDataObject;
-	/** The binary field holding the first frame, read by submitBody. */
-	frameProperty?: string;
+	/** The first frame, read by submitBody. */
+	frame?: FirstFrame;
 }
 
 /**
@@ -185,8 +183,8 @@ export interface SubmitInput {
  */
 export async function submitBody(ctx: IExecuteFunctions, client: GatewayClient, itemIndex: number, input: SubmitInput, limit: ItemLimit): Promise<IDataObject> {
 	const frameLimit = { scope: client.fileWaits(limit.notAfter), name: limit.limitName };
-	const image = input.frameProperty === undefined ? input.fields.image : await readFirstFrame(ctx, itemIndex, frameLimit);
-	return buildSubmitBody(image === undefined ? input.fields : { ...input.fields, image }, input.extraBody);
+	const image = await readFirstFrame(ctx, itemIndex, input.frame, frameLimit);
+	return buildSubmitBody({ ...input.fields, image }, input.extraBody);
 }
 
 export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number): Promise<SubmitInput> {
@@ -198,9 +196,7 @@ export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number)
 		throw fieldError(ctx, itemIndex, 'Size', 'must have the form <width>x<height>', 'For example 1280x720 (landscape) or 720x1280 (portrait).');
 	}
 	const extraBody = readExtraBody(ctx, itemIndex);
-	const frame = planFirstFrame(ctx, itemIndex);
-	const fields: VideoFields = frame !== undefined && 'link' in frame ? { model, prompt, seconds, size, image: frame.link } : { model, prompt, seconds, size };
-	return frame !== undefined && 'binaryProperty' in frame ? { fields, extraBody, frameProperty: frame.binaryProperty } : { fields, extraBody };
+	return { fields: { model, prompt, seconds, size }, extraBody, frame: planFirstFrame(ctx, itemIndex) };
 }
 
 export interface WaitInput {

@@ -20,8 +20,6 @@ export interface TaskRecord {
 
 export type SubmittedTask = TaskRecord & { model?: string };
 
-export type TaskPhase = 'running' | 'success' | 'failure';
-
 /**
  * The document lists QUEUED, IN_PROGRESS, SUCCESS and FAILURE. Relays also pass on the words of
  * the upstream APIs they wrap: those that plainly mean done, or ended without a video (failed,
@@ -88,7 +86,7 @@ export function normaliseStatus(raw: unknown): string {
 	return KNOWN_STATES.has(joined) ? joined : text.replace(/\s+/g, ' ');
 }
 
-export function phaseOf(status: string): TaskPhase {
+export function phaseOf(status: string): 'running' | 'success' | 'failure' {
 	const normalised = normaliseStatus(status);
 	if (SUCCESS_STATES.has(normalised)) return 'success';
 	if (FAILURE_STATES.has(normalised)) return 'failure';

@@ -272,23 +272,16 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			}
 			return error.within(`Checking video task ${id}`, { hint: error.hint ? `${error.hint} ${hint}` : hint, fields, itemIndex });
 		}
-		case 'cancelled':
+		default: {
+			const cancelled = outcome.kind === 'cancelled';
 			return new GatewayError({
 				kind: 'cancelled',
-				headline: `The wait for video task ${id} was cancelled (last status ${statusWithProgress(record)})`,
-				hint: `The task may still be running on the gateway. ${fetchLater(record.task_id)}`,
+				headline: `${cancelled ? `The wait for video task ${id} was cancelled` : `Stopped waiting for video task ${id} because another item failed`} (last status ${statusWithProgress(record)})`,
+				hint: `${cancelled ? 'The task may still be running on the gateway. ' : ''}${fetchLater(record.task_id)}`,
 				fields,
 				itemIndex,
 			});
-		case 'stopped':
-		default:
-			return new GatewayError({
-				kind: 'cancelled',
-				headline: `Stopped waiting for video task ${id} because another item failed (last status ${statusWithProgress(record)})`,
-				hint: fetchLater(record.task_id),
-				fields,
-				itemIndex,
-			});
+		}
 	}
 }
 

@@ -293,6 +293,13 @@ export const COUNTEREXAMPLES: Counterexample[] = [
 		name: 'Gateway Account, two items: one balance read for the run, the same balance for both (seed 2828)',
 		scenario: scenario('account', { items: 2, balance: { route: 'newapi', rate: false, display: 'USD', granted: 3, usedShare: 0, unlimited: false, expiresAt: -1, amountForm: 'number' } }),
 	},
+	// The Idle Timeout review (plan.silence's keep-alive form): a relay whose keep-alive is a lone "\n",
+	// every 300 ms before the first event, with Idle Timeout 1 s. The answer's first character was
+	// looked for 4 bytes at a time, the bytes before them no sign of life: "sent nothing for 1 s".
+	...(['chatStream', 'messagesStream', 'modelStream'] as const).map((node) => ({
+		name: `${node}: lone "\\n" keep-alives every 400 ms before the first event keep a 1 s Idle Timeout from firing (Idle Timeout review)`,
+		scenario: scenario(node, { deadlineSeconds: 5, idleSeconds: 1, silence: { afterEvents: 0, ms: 2000, pings: true, keepAlive: 'newline', pingEveryMs: 400 } }),
+	})),
 ];
 
 const gateway = useFuzzGateway();

@@ -122,11 +122,15 @@ export interface RunPlan {
 	silence?: SilencePlan;
 }
 
-/** After `afterEvents` events of a streamed answer, `ms` of silence: nothing at all, or keep-alive comments (`pings`). */
+/** After `afterEvents` events of a streamed answer, `ms` of silence: nothing at all, or keep-alives (`pings`). */
 export interface SilencePlan {
 	afterEvents: number;
 	ms: number;
 	pings: boolean;
+	/** The keep-alive's form: a comment (the default), or a lone line end, as some relays send it (the Idle Timeout review). */
+	keepAlive?: 'comment' | 'newline';
+	/** How often a keep-alive is sent: 100 ms unless set. */
+	pingEveryMs?: number;
 }
 
 /** The balance answers of a run: which interface answers, the money rule of /api/status, the amounts and how they are written. */
@@ -784,13 +788,15 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 		logged.pausedMs += ms;
 		await wait(ms);
 	};
-	/** A quiet time after the head, logged with when the client left during it: keep-alives every 100 ms, or nothing. */
-	const quiet = async (ms: number, pings: boolean) => {
+	/** A quiet time after the head, logged with when the client left during it: keep-alives (a comment every 100 ms unless the plan says), or nothing. */
+	const quiet = async (ms: number, pings: boolean, form: Pick<SilencePlan, 'keepAlive' | 'pingEveryMs'> = {}) => {
 		const silence: Silence = { startedAt: Date.now(), plannedMs: ms, pings };
 		(logged.silences ??= []).push(silence);
 		const left = () => (silence.clientLeftAt ??= Date.now());
 		socket.once('close', left);
-		for (const until = Date.now() + ms; Date.now() < until && !gone(); await paused(Math.min(100, until - Date.now()))) if (pings) await write(Buffer.from(': keep-alive\n\n'));
+		const keepAlive = Buffer.from(form.keepAlive === 'newline' ? '\n' : ': keep-alive\n\n');
+		const every = form.pingEveryMs ?? 100;
+		for (const until = Date.now() + ms; Date.now() < until && !gone(); await paused(Math.min(every, until - Date.now()))) if (pings) await write(keepAlive);
 		socket.removeListener('close', left);
 		if (gone()) left();
 	};
@@ -815,7 +821,7 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 			for (const until = Date.now() + answer.keepAliveMs; Date.now() < until && !gone(); await paused(100)) await write(Buffer.from(': keep-alive\n\n'));
 		}
 		if (p === 1 && answer.kind === 'stall') await quiet(answer.stallMs, streamed);
-		if (streamed && silence && silence.ms > 0 && p === 1 + silence.afterEvents) await quiet(silence.ms, silence.pings);
+		if (streamed && silence && silence.ms > 0 && p === 1 + silence.afterEvents) await quiet(silence.ms, silence.pings, silence);
 		const chunk = dripChunk > 0 ? dripChunk : piece.length;
 		for (let at = 0; at < piece.length; at += chunk) {
 			let bytes = piece.subarray(at, Math.min(piece.length, at + chunk));

@@ -170,11 +170,16 @@ const balanceArb: fc.Arbitrary<BalancePlan> = fc.record({
 	amountForm: fc.constantFrom<BalancePlan['amountForm']>('number', 'number', 'number', 'string', 'missing', 'null'),
 });
 
-/** Issue 28: streamed answers that go silent after some events, for up to 4 s, with keep-alives or without. */
+/**
+ * Issue 28: streamed answers that go silent after some events, for up to 4 s, with keep-alives or
+ * without; a keep-alive is a comment or a lone line end, every 100 or 400 ms (the Idle Timeout review).
+ */
 const silenceArb: fc.Arbitrary<SilencePlan> = fc.record({
 	afterEvents: fc.nat(4),
 	ms: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 100, max: 4000 }) }),
 	pings: fc.boolean(),
+	keepAlive: fc.constantFrom<NonNullable<SilencePlan['keepAlive']>>('comment', 'newline'),
+	pingEveryMs: fc.constantFrom(100, 400),
 });
 
 export const planArb: fc.Arbitrary<RunPlan> = fc.record({

@@ -349,7 +349,7 @@ function answerToolCalls(ctx, body, head, calls, conversation) {
 			chunk({}, 'tool_calls'),
 			dataFrame({ ...head('chat.completion.chunk'), choices: [], usage }),
 			doneFrame(conversation),
-		], null, streamContentType(conversation));
+		], null, streamContentType(conversation), magicStall(conversation));
 	}
 	sendJson(ctx.res, 200, {
 		...head('chat.completion'),

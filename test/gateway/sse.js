@@ -31,23 +31,27 @@ function magicInterrupt(text, firstTextFrame, textFrameCount, errorFrame) {
  * Where and for how long the magic words make a stream go silent: `[stall-after:N]` sends the first
  * N bytes of the stream's body, then nothing (until the client hangs up, or for `[stall-for:MS]`,
  * then the rest); `[stall-ping:MS]` sends a `: ping` comment every MS ms during the silence, as
- * relays keep a stream alive (then the silence begins at the end of the event that holds byte N). Null when `text` asks for no stall.
+ * relays keep a stream alive (then the silence begins at the end of the event that holds byte N),
+ * or a lone line end with `[stall-keepalive:newline]`, as some relays do. Null when `text` asks for no stall.
  */
 function magicStall(text) {
 	const after = /\[stall-after:(\d{1,9})\]/.exec(text ?? '');
 	if (!after) return null;
 	const forMs = /\[stall-for:(\d{1,7})\]/.exec(text);
 	const pingMs = /\[stall-ping:(\d{1,6})\]/.exec(text);
-	return { afterBytes: Number(after[1]), forMs: forMs ? Number(forMs[1]) : 0, pingMs: pingMs ? Math.max(10, Number(pingMs[1])) : 0 };
+	const keepAlive = /\[stall-keepalive:newline\]/.test(text) ? '\n' : ': ping\n\n';
+	return { afterBytes: Number(after[1]), forMs: forMs ? Number(forMs[1]) : 0, pingMs: pingMs ? Math.max(10, Number(pingMs[1])) : 0, keepAlive };
 }
 
 /** The silence of a stall: nothing, or keep-alive comments, until it ends or the client is gone. Resolves whether to go on. */
 async function stallSilence(res, stall) {
 	const until = stall.forMs > 0 ? Date.now() + stall.forMs : Infinity;
 	const step = stall.pingMs || 50;
+	// The head goes out now even when no byte of the body did (`[stall-after:0]`): Node holds it until the first write.
+	res.flushHeaders();
 	while (!isGone(res) && Date.now() < until) {
 		await sleep(Math.min(step, until - Date.now()));
-		if (stall.pingMs && Date.now() < until && !(await write(res, ': ping\n\n'))) return false;
+		if (stall.pingMs && Date.now() < until && !(await write(res, stall.keepAlive))) return false;
 	}
 	return !isGone(res);
 }

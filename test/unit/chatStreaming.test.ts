@@ -144,6 +144,15 @@ describe('callChat', () => {
 		expect(inWhole.fullMessage).toBe(streamed.fullMessage);
 	});
 
+	it('takes an error body in a 200 as the same error, its status included, with Stream on or off', async () => {
+		const said = { error: { message: 'No available channel for model chat-x', type: 'new_api_error', code: 'model_not_found' } };
+		const unstreamed = (await (await run({ stream: false, streaming: false, json: said })).failure) as GatewayError;
+		const streamed = (await (await run({ stream: true, streaming: false, frames: [JSON.stringify(said)], contentType: 'application/json' })).failure) as GatewayError;
+		expect(unstreamed.status).toBe(200);
+		const facts = ({ kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs }: GatewayError) => ({ kind, headline, hint, status, gatewayMessage, gatewayCode, mayHaveActed, fields, itemIndex, retryAfterMs });
+		expect(facts(streamed)).toEqual(facts(unstreamed));
+	});
+
 	it('fails in plain words when the connection drops mid-stream', async () => {
 		const reset = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
 		const { failure } = await run({ stream: true, streaming: false, frames: [...goodStream.slice(0, 2), reset] });

@@ -18,7 +18,7 @@ import { toolInput } from '../../nodes/GatewayMessages/reply';
 import { RESPOND_INSTRUCTION, messagesRequestBody, prepareMessagesItem, readMessagesRequest } from '../../nodes/GatewayMessages/request';
 import type { MessagesRequest } from '../../nodes/GatewayMessages/request';
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
-import { buildSubmitBody, checkImageUrl, readFirstFrame } from '../../nodes/GatewayVideoGenerate/request';
+import { buildSubmitBody, checkImageUrl, planFirstFrame, readFirstFrame } from '../../nodes/GatewayVideoGenerate/request';
 import {
 	attachedBody,
 	attachmentParts,
@@ -28,7 +28,6 @@ import {
 	checkRequestSize,
 	placeholders,
 	planFiles,
-	withAttachments,
 } from '../../nodes/shared/files/attachments';
 import { readAttachmentNames, readImageUrls } from '../../nodes/shared/chat/chatInput';
 import type { LoadedFile } from '../../nodes/shared/files/attachments';
@@ -296,13 +295,13 @@ describe('content parts', () => {
 			{ role: 'assistant', content: '{' },
 		];
 		const parts = [{ type: 'image_url', image_url: { url: 'https://a.example/x.png' } }];
-		expect(withAttachments(conversation, parts)).toEqual([
+		expect(bodyWithParts({ messages: conversation }, parts).messages).toEqual([
 			{ role: 'user', content: 'first' },
 			{ role: 'assistant', content: 'ok' },
 			{ role: 'user', content: [...parts, { type: 'text', text: 'second' }] },
 			{ role: 'assistant', content: '{' },
 		]);
-		expect(withAttachments(conversation, [])).toEqual(conversation);
+		expect(bodyWithParts({ messages: conversation }, []).messages).toEqual(conversation);
 	});
 });
 
@@ -596,7 +595,10 @@ describe('Gateway Image Generate options', () => {
 
 describe('Gateway Video Generate first frame', () => {
 	const fields = { model: 'video-2-0-fast-260128', prompt: 'p', seconds: '5', size: '1280x720' };
-	const frame = (options: IDataObject, items?: INodeExecutionData[]) => readFirstFrame(contextFor({ options }, items).ctx, 0, TEST_LIMIT);
+	const frame = async (options: IDataObject, items?: INodeExecutionData[]) => {
+		const { ctx } = contextFor({ options }, items);
+		return await readFirstFrame(ctx, 0, planFirstFrame(ctx, 0), TEST_LIMIT);
+	};
 
 	it('sends image only when set, over Extra Body Fields', () => {
 		expect(buildSubmitBody({ ...fields, image: 'https://a.example/f.png' }, { image: 'other', last_frame: 'x' })).toEqual({ ...fields, image: 'https://a.example/f.png', last_frame: 'x' });

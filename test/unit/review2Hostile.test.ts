@@ -4,7 +4,7 @@ import { attachmentParts, loadAttachments } from '../../nodes/shared/files/attac
 import { encodeJsonBody } from '../../nodes/shared/wire/jsonBody';
 import { StreamedBody } from '../../nodes/shared/wire/streamedBody';
 
-import { readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
+import { planFirstFrame, readFirstFrame, statusPath } from '../../nodes/GatewayVideoGenerate/request';
 import { fileWaitScope } from '../../nodes/shared/wire/fileWait';
 import { readStatusAnswer, taskIdProblem } from '../../nodes/GatewayVideoGenerate/task';
 import { answerStart, startsEventStream } from '../../nodes/shared/chat/chatCall';
@@ -122,7 +122,7 @@ describe('a first frame whose n8n-recorded size lies is not read whole', () => {
 			},
 		} as unknown as IExecuteFunctions;
 		// Typed from its head now, streamed into the request as it is sent: refused while it is read.
-		const image = await readFirstFrame(ctx, 0, { scope: fileWaitScope(Date.now() + 60_000), name: 'Max Wait (Seconds)' });
+		const image = await readFirstFrame(ctx, 0, planFirstFrame(ctx, 0), { scope: fileWaitScope(Date.now() + 60_000), name: 'Max Wait (Seconds)' });
 		await expect(sendBody({ image })).rejects.toThrow(/"Image From Binary Field" field "frame" changed after it was checked: it holds more than the 1024 bytes n8n recorded for it \(item 0\)/);
 		expect(store.wholeReads).toBe(0);
 		expect(store.streamed).toBeLessThanOrEqual(1024 * 1024);

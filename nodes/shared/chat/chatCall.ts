@@ -6,12 +6,12 @@
 import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../files/binary';
-import { GatewayError, errorFromParsed, missingResultError, NOT_THE_GATEWAY_HINT, notAnObjectError } from '../failures/errors';
-import { gatewayQuote, isErrorShape, readErrorFields } from '../failures/errorBody';
+import { GatewayError, errorFromParsed, missingResultError } from '../failures/errors';
+import { gatewayQuote, readErrorFields } from '../failures/errorBody';
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
 import type { ServerSentEvent } from '../wire/sse';
-import { headerValue } from '../wire/transport';
+import { jsonObjectAnswer } from '../wire/transport';
 import type { GatewayClient, OpenAnswer } from '../wire/transport';
 import type { IdleLimit } from '../wire/attempt';
 
@@ -204,11 +204,8 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 	let reply: R;
 	let begun = false;
 	try {
-		// A stream is recognised by its body: relays send it as text/plain, or with no type at all,
-		// and some ignore `stream` and answer with one JSON object (or with anything else).
-		const start = await answerStart(response);
-		if (!startsEventStream(start.first)) {
-			const whole = wholeAnswer<R>(call.what, response.status, headerValue(response.headers, 'content-type'), await readAll(response, start.readWhole), { itemIndex: call.itemIndex });
+		const whole = await wholeAnswerOf<R>(response, call.what, call.itemIndex);
+		if (whole !== undefined) {
 			reply = checkedReply(call, whole);
 			if (live) await passWhole(live, call.answerText(reply));
 			return reply;
@@ -229,7 +226,8 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 	return reply;
 }
 
-function checkedReply<R>(call: ChatCall<R>, reply: R): R {
+/** The reply, when it is one (`replyProblem`); else the error that quotes what came instead. */
+export function checkedReply<R>(call: Pick<ChatCall<R>, 'what' | 'replyProblem'> & { itemIndex?: number }, reply: R): R {
 	const missing = call.replyProblem(reply);
 	if (missing) throw missingResultError(call.what, missing, reply, { itemIndex: call.itemIndex });
 	return reply;
@@ -240,38 +238,18 @@ export function startsEventStream(first: string): boolean {
 	return first !== '' && ':deir'.includes(first);
 }
 
-function parseJson(text: string): { value: unknown } | undefined {
-	try {
-		return { value: JSON.parse(text) as unknown };
-	} catch {
-		return undefined;
-	}
-}
-
 /**
- * A streamed request answered with a whole body instead: read as the same body is read without
- * streaming (the words of GatewayClient.json), so `null`, a list, a page or an error in a 200
- * are quoted, not reported as a stream that ended early.
+ * The answer to a streamed request when it is no event stream, read as the same body is read
+ * without streaming (GatewayClient.json's words), so `null`, a list, a page or an error in a 200
+ * are quoted, not reported as a stream that ended early; undefined for an event stream. A stream
+ * is recognised by its body: relays send it as text/plain, or with no type at all, and some
+ * ignore `stream` and answer with one JSON object (or with anything else).
  */
-export function wholeAnswer<R>(what: string, status: number, contentType: string, body: string, extra: { itemIndex?: number } = {}): R {
-	const text = body.trim();
-	if (text === '') throw new GatewayError({ kind: 'protocol', headline: `${what} failed: the gateway answered HTTP ${status} with an empty body`, status, ...extra });
-	const parsed = parseJson(text);
-	if (!parsed) {
-		const page = /html/i.test(contentType) || text.startsWith('<');
-		throw new GatewayError({
-			kind: 'protocol',
-			headline: `${what} failed: the gateway answered HTTP ${status} with ${page ? 'a page' : 'text'} instead of JSON`,
-			gatewayMessage: gatewayQuote(text),
-			hint: NOT_THE_GATEWAY_HINT,
-			status,
-			...extra,
-		});
-	}
-	const value = parsed.value;
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObjectError(what, status, value, extra);
-	if (isErrorShape(value)) throw StreamFault.reported(value);
-	return value as R;
+export async function wholeAnswerOf<R>(response: OpenAnswer, what: string, itemIndex?: number): Promise<R | undefined> {
+	const start = await answerStart(response);
+	if (startsEventStream(start.first)) return undefined;
+	const body = await readAll(response, start.readWhole);
+	return jsonObjectAnswer<R>({ status: response.status, headers: response.headers, body }, what, { itemIndex, status: response.status });
 }
 
 /**
@@ -314,12 +292,13 @@ export function streamFailure(
  */
 export async function answerStart(answer: AnswerBody): Promise<{ first: string; readWhole?: Buffer }> {
 	const { body, alive } = answer;
-	// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
-	for (let size = 4; ; ) {
+	// One byte more at a time, so that each chunk that arrives is a sign of life (a relay's lone "\n" too).
+	for (let size = 1; ; ) {
 		const head = await peekStream(body, size);
 		if (head.length > 0) alive();
 		const ended = body.readableEnded === true || head.length < size;
-		const text = head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
+		// At least a UTF-8 byte order mark's 3 bytes: a stream may begin with one (its decoder drops it).
+		const text = head.length < 3 && !ended ? '' : head.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
 		if (text !== '' || ended) return { first: text.charAt(0), readWhole: ended ? head : undefined };
 		size = head.length + 1;
 	}

@@ -120,6 +120,11 @@ export function stopSequencesOption(name: string, description: string): INodePro
 	};
 }
 
+/** `options.temperature`: from 0 to `max`, the format's range (chatInput.ts checks it). */
+export function temperatureOption(max: number, description: string): INodeProperties {
+	return { displayName: 'Temperature', name: 'temperature', type: 'number', typeOptions: { minValue: 0, maxValue: max, numberPrecision: 2 }, default: 1, description };
+}
+
 export const includeRawResponseOption: INodeProperties = {
 	displayName: 'Include Raw Response',
 	name: 'includeRawResponse',

@@ -7,10 +7,12 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { CHAT_LIMIT_RANGE, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_TOKENS, DEFAULT_CHAT_TIMEOUT_SECONDS, EFFORT_LEVELS } from './chatDescriptions';
+import { CHAT_IDLE_LIMIT, CHAT_LIMIT } from './chatCall';
 import { readJsonRequest } from './jsonReply';
 import type { JsonRequest } from './jsonReply';
 import { BINARY_ATTACHMENTS_FIELD, URL_ATTACHMENTS_FIELD, lastUserIndex } from '../files/attachments';
 import type { AttachmentPlan } from '../files/attachments';
+import { isHttpUrl } from '../credential/url';
 import { findModel } from '../panel/models';
 import { checkedExtraBody, fieldError, readInteger, readList, readModelId } from '../items/validate';
 
@@ -74,7 +76,7 @@ export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fi
 	const parameters: ChatParameters = {
 		model,
 		messages,
-		maxTokens: readMaxTokens(ctx, itemIndex, model),
+		maxTokens: checkedMaxTokens(ctx, itemIndex, model, ctx.getNodeParameter('maxTokens', itemIndex, DEFAULT_MAX_TOKENS)),
 		stream: ctx.getNodeParameter('stream', itemIndex, false) === true,
 		effort: readEffort(ctx, itemIndex, options.effort),
 		temperature: readOptionalNumber(ctx, itemIndex, options.temperature, 'Temperature', fields.temperature),
@@ -84,8 +86,7 @@ export function readChatParameters(ctx: IExecuteFunctions, itemIndex: number, fi
 		json: readJsonRequest(ctx, itemIndex, options),
 		extraBody: checkedExtraBody(ctx, itemIndex, options.extraBody),
 		includeRawResponse: options.includeRawResponse === true,
-		deadlineMs: readChatDeadline(ctx, itemIndex, options),
-		idleMs: readIdleTimeout(ctx, itemIndex, options),
+		...readChatLimits(ctx, itemIndex, options),
 	};
 	return { parameters, options };
 }
@@ -102,13 +103,7 @@ export function readAttachmentNames(ctx: IExecuteFunctions, itemIndex: number, v
 export function readImageUrls(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string[] | undefined {
 	const list = readList(ctx, itemIndex, value, URL_ATTACHMENTS_FIELD, /\r?\n|,\s*(?=[a-z][a-z0-9+.-]*:)/i);
 	list?.forEach((link, position) => {
-		let url: URL | undefined;
-		try {
-			url = new URL(link);
-		} catch {
-			url = undefined;
-		}
-		if (!url || !/^https?:$/.test(url.protocol) || url.hostname === '' || /\s/.test(link)) {
+		if (!isHttpUrl(link) || /\s/.test(link)) {
 			throw fieldError(
 				ctx,
 				itemIndex,
@@ -140,11 +135,6 @@ export function readMessages(ctx: IExecuteFunctions, itemIndex: number, roles: r
 		}
 		return { role, content };
 	});
-}
-
-/** `maxTokens`: a whole number from 1 to the model's output limit where the catalogue knows it. */
-export function readMaxTokens(ctx: IExecuteFunctions, itemIndex: number, modelId: string): number {
-	return checkedMaxTokens(ctx, itemIndex, modelId, ctx.getNodeParameter('maxTokens', itemIndex, DEFAULT_MAX_TOKENS));
 }
 
 /**
@@ -196,17 +186,16 @@ export function readEffort(ctx: IExecuteFunctions, itemIndex: number, value: unk
 	return effort;
 }
 
-/** `options.timeoutSeconds`: the hard limit for one answer, streamed or not, in milliseconds. */
-export function readChatDeadline(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): number {
-	const seconds = readInteger(ctx, itemIndex, options.timeoutSeconds ?? DEFAULT_CHAT_TIMEOUT_SECONDS, 'Timeout (Seconds)', CHAT_LIMIT_RANGE);
-	return seconds * 1000;
-}
-
 /**
- * `options.idleTimeoutSeconds`: a streamed answer's idle limit, in milliseconds. One at or above
- * Timeout is taken as it is and changes nothing: the transport arms no idle limit that the
- * deadline would not beat (transport.ts, GatewayCall.idle), so it is never refused.
+ * `options.timeoutSeconds` (the hard limit for one answer, streamed or not) and
+ * `options.idleTimeoutSeconds` (a streamed answer's idle limit), in milliseconds. An idle limit at
+ * or above Timeout is taken as it is and changes nothing: the transport arms no idle limit that
+ * the deadline would not beat (transport.ts, GatewayCall.idle), so it is never refused.
  */
-export function readIdleTimeout(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): number {
-	return readInteger(ctx, itemIndex, options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS, 'Idle Timeout (Seconds)', CHAT_LIMIT_RANGE) * 1000;
+export function readChatLimits(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): { deadlineMs: number; idleMs: number } {
+	const milliseconds = (seconds: unknown, field: string) => readInteger(ctx, itemIndex, seconds, field, CHAT_LIMIT_RANGE) * 1000;
+	return {
+		deadlineMs: milliseconds(options.timeoutSeconds ?? DEFAULT_CHAT_TIMEOUT_SECONDS, CHAT_LIMIT),
+		idleMs: milliseconds(options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS, CHAT_IDLE_LIMIT),
+	};
 }

@@ -18,12 +18,10 @@ export interface ChatCompletion extends IDataObject {
 	error?: IDataObject;
 }
 
-function contentText(content: unknown): string {
+/** A message's text: a string, or (some relays) content parts `[{type: 'text', text}]` joined. */
+export function contentText(content: unknown): string {
 	if (typeof content === 'string') return content;
-	if (Array.isArray(content)) {
-		// Some relays answer with content parts: [{type: 'text', text}]
-		return content.map((part) => (typeof (part as IDataObject)?.text === 'string' ? ((part as IDataObject).text as string) : '')).join('');
-	}
+	if (Array.isArray(content)) return content.map((part) => (typeof (part as IDataObject)?.text === 'string' ? ((part as IDataObject).text as string) : '')).join('');
 	return '';
 }
 

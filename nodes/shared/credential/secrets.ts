@@ -212,10 +212,6 @@ export class SecretMasker {
 		return { spans: mergeSpans(spans), holdFrom };
 	}
 
-	spansOf(text: string): Span[] {
-		return this.scan(text).spans;
-	}
-
 	/** The maximal cuts of the sources in `text`: FRAGMENT_LENGTH characters or more that mix kinds. */
 	private runSpans(text: string, spans: Span[]): void {
 		if (this.windows.size === 0) return;
@@ -277,7 +273,7 @@ export class SecretMasker {
 
 	mask(text: string): string {
 		const value = String(text ?? '');
-		return SecretMasker.render(value, this.spansOf(value));
+		return SecretMasker.render(value, this.scan(value).spans);
 	}
 
 	/** A copy of a JSON-like value with every string (and object key) masked. */
@@ -352,7 +348,7 @@ export class StreamMasker {
 		const text = this.shown + this.pending;
 		this.pending = '';
 		this.shown = '';
-		return SecretMasker.render(text.slice(from), within(this.masker.spansOf(text), from, text.length));
+		return SecretMasker.render(text.slice(from), within(this.masker.scan(text).spans, from, text.length));
 	}
 }
 

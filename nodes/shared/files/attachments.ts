@@ -28,7 +28,7 @@ import { fileWaitScope } from '../wire/fileWait';
 import type { FileWaitLimit } from '../wire/fileWait';
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { binaryFileSource, measureBinary, readBinaryAtMost, readBinaryHead, recordedSize, sniffFileType, streamableId } from './binary';
+import { binaryFileSource, readBinaryAtMost, recordedSize, scanBinary, sniffFileType, streamableId } from './binary';
 import type { FileField } from './binary';
 import { imageDimensions } from './imageSize';
 import { fieldError } from '../items/validate';
@@ -136,16 +136,9 @@ const HEAD_BYTES = 64 * 1024;
 /** Reads, types and measures one file, and checks it against the format's per-file limits. */
 async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits, limit: FileWaitLimit): Promise<FileAttachment> {
 	const field = BINARY_ATTACHMENTS_FIELD;
-	const fileField = { itemIndex, parameter: field, property };
-	const binary = inputBinary(ctx, fileField);
 	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
-	const recorded = await recordedSize(ctx, binary, { limit, field: fileField });
-	// A file far above every limit is refused without reading it into memory.
-	if (recorded !== undefined && recorded > largest) {
-		throw fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
-	}
-	ctx.helpers.assertBinaryData(itemIndex, property);
-	const { bytes, size } = await bytesToCheck(ctx, fileField, binary, recorded, limit, HEAD_BYTES);
+	const tooLarge = (recorded: number) => fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
+	const { binary, bytes, size } = await fileToCheck(ctx, { itemIndex, parameter: field, property }, limit, HEAD_BYTES, largest, tooLarge);
 	const type = attachmentType(bytes);
 	if (!type) {
 		const sniffed = sniffFileType(bytes);
@@ -267,9 +260,15 @@ export async function attachedBody(ctx: IExecuteFunctions, itemIndex: number, bo
 	return bodyWithParts(body, attachmentParts(plan.format, await loadAttachments(ctx, itemIndex, plan.files), plan.links));
 }
 
-/** `body` with `parts` in the last User message of its `messages` (both formats keep the conversation there). */
+/**
+ * `body` with `parts` in the last User message of its `messages` (both formats keep the
+ * conversation there): its content becomes the parts, then its text (files before the question,
+ * the order the native format's guidance recommends); every other `{role, content}` as it is.
+ */
 export function bodyWithParts(body: IDataObject, parts: readonly IDataObject[]): IDataObject {
-	return { ...body, messages: withAttachments(body.messages as unknown as ReadonlyArray<{ role: string; content: string }>, parts) };
+	const messages = body.messages as unknown as ReadonlyArray<{ role: string; content: string }>;
+	const last = parts.length > 0 ? lastUserIndex(messages) : -1;
+	return { ...body, messages: messages.map(({ role, content }, position) => (position === last ? { role, content: [...parts, { type: 'text', text: content }] } : { role, content })) };
 }
 
 /** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
@@ -326,16 +325,6 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 	];
 }
 
-/**
- * The `messages` of the body: each `{role, content}` as it is, except the last User message when
- * there are parts: its content becomes the parts, then its text (files before the question, the
- * order the native format's guidance recommends).
- */
-export function withAttachments(messages: ReadonlyArray<{ role: string; content: string }>, parts: readonly IDataObject[]): IDataObject[] {
-	const last = parts.length > 0 ? lastUserIndex(messages) : -1;
-	return messages.map(({ role, content }, position) => (position === last ? { role, content: [...parts, { type: 'text', text: content }] } : { role, content }));
-}
-
 // ---------- a file of the input item that a request carries ----------
 
 /** The binary field of the input item, or an error that names what the item has instead. */
@@ -359,26 +348,31 @@ export function describeBinary(binary: IBinaryData): string {
 }
 
 /**
- * What the check before any request reads of a file: its first `headBytes` where n8n keeps the
- * file outside the item (the whole file read by, counted, where n8n recorded no size), the whole
- * file where n8n keeps it in the item. `size` is the file's.
+ * What the check before any request reads of a file of the input item (inputBinary): its first
+ * `headBytes` where n8n keeps the file outside the item (the whole file read by, counted, where
+ * n8n recorded no size), the whole file where n8n keeps it in the item. `size` is the file's. A
+ * file whose recorded size is above `maxBytes` is refused (`tooLarge`) without reading it.
  */
-export async function bytesToCheck(
+export async function fileToCheck(
 	ctx: IExecuteFunctions,
 	field: FileField,
-	binary: IBinaryData,
-	recorded: number | undefined,
 	limit: FileWaitLimit,
 	headBytes: number,
-): Promise<{ bytes: Buffer; size: number }> {
+	maxBytes: number,
+	tooLarge: (size: number) => Error,
+): Promise<{ binary: IBinaryData; bytes: Buffer; size: number }> {
+	const binary = inputBinary(ctx, field);
+	const recorded = await recordedSize(ctx, binary, { limit, field });
+	if (recorded !== undefined && recorded > maxBytes) throw tooLarge(recorded);
+	ctx.helpers.assertBinaryData(field.itemIndex, field.property);
 	const id = streamableId(ctx, binary);
-	if (id !== undefined && recorded !== undefined) return { bytes: recorded === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, headBytes, limit, field), size: recorded };
-	if (id !== undefined) {
-		const { head, size } = await measureBinary(ctx, id, headBytes, limit, field);
-		return { bytes: head, size };
+	if (id === undefined) {
+		const bytes = await ctx.helpers.getBinaryDataBuffer(field.itemIndex, field.property);
+		return { binary, bytes, size: bytes.length };
 	}
-	const bytes = await ctx.helpers.getBinaryDataBuffer(field.itemIndex, field.property);
-	return { bytes, size: bytes.length };
+	if (recorded === 0) return { binary, bytes: Buffer.alloc(0), size: 0 };
+	const { head, size } = await scanBinary(ctx, id, headBytes, recorded === undefined, limit, field);
+	return { binary, bytes: head, size: recorded ?? size };
 }
 
 /** A file as checked before the request: its size, and the type its bytes had. */

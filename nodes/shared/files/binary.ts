@@ -95,25 +95,19 @@ export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undef
 	return binary?.id && typeof ctx.helpers.getBinaryStream === 'function' ? binary.id : undefined;
 }
 
-/**
- * The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item; the
- * file is closed. Its open and every read end with `scope` (the item's deadline, a Stop): then
- * the item fails with its field's error (fileWaitError), as every wait on the binary store does.
- */
+/** The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item: scanBinary's head. */
 export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number, limit: FileWaitLimit, field: FileField): Promise<Buffer> {
 	return (await scanBinary(ctx, id, size, false, limit, field)).head;
 }
 
 /**
- * A file n8n keeps outside the item, read to its end to count its bytes (n8n recorded none), only
- * its first `headBytes` kept: never whole in memory. Its waits end as readBinaryHead's do.
+ * The first `headBytes` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item,
+ * and, when `toEnd` (n8n recorded no size), the file read on to its end to count its bytes, never
+ * whole in memory; the file is closed. Its open and every read end with the item's `limit` (its
+ * deadline, a Stop): then the item fails with its field's error (fileWaitError), as every wait on
+ * the binary store does.
  */
-export async function measureBinary(ctx: IExecuteFunctions, id: string, headBytes: number, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
-	return await scanBinary(ctx, id, headBytes, true, limit, field);
-}
-
-/** Reads a file's first `headBytes` (and on to its end when `toEnd`, counting), each wait raced against the item's end. */
-async function scanBinary(ctx: IExecuteFunctions, id: string, headBytes: number, toEnd: boolean, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
+export async function scanBinary(ctx: IExecuteFunctions, id: string, headBytes: number, toEnd: boolean, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
 	const { scope } = limit;
 	const parts: Buffer[] = [];
 	let length = 0;
@@ -197,8 +191,8 @@ export function binaryFileSource(
  * than `limit` bytes back means the file is larger than `limit`.
  */
 export async function readBinaryAtMost(ctx: IExecuteFunctions, itemIndex: number, property: string, limit: number): Promise<Buffer> {
-	const id = ctx.getInputData()[itemIndex]?.binary?.[property]?.id;
-	if (!id || typeof ctx.helpers.getBinaryStream !== 'function') return await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
+	const id = streamableId(ctx, ctx.getInputData()[itemIndex]?.binary?.[property]);
+	if (id === undefined) return await ctx.helpers.getBinaryDataBuffer(itemIndex, property);
 	const parts: Buffer[] = [];
 	let length = 0;
 	// Leaving the loop early closes the file.
@@ -260,27 +254,6 @@ export async function peekStream(stream: ByteStream, size = 32): Promise<Buffer>
 	const head = Buffer.concat(parts);
 	if (head.length > 0 && !stream.readableEnded) stream.unshift(head);
 	return head;
-}
-
-/**
- * Streams a download into n8n's binary data, typed from its first bytes. `check` sees the type
- * found in those bytes before anything is stored, and may throw to refuse the file.
- */
-export async function streamToBinary(
-	ctx: IExecuteFunctions,
-	stream: ByteStream,
-	naming: FileNaming,
-	check?: (sniffed: FileType | undefined, head: Buffer) => void,
-): Promise<IBinaryData> {
-	const head = await peekStream(stream);
-	const sniffed = sniffFileType(head);
-	check?.(sniffed, head);
-	const type = sniffed ?? naming.fallback;
-	// A file shorter than the peek was read whole, and an ended stream cannot take it back.
-	if (stream.readableEnded) return await ctx.helpers.prepareBinaryData(head, fileName(naming, type), type.mimeType);
-	// n8n's types name Node's Readable, which node code may not import; the object is one.
-	const readable = stream as unknown as Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0];
-	return await ctx.helpers.prepareBinaryData(readable, fileName(naming, type), type.mimeType);
 }
 
 /** Bytes that read as text (no control bytes but tab and line ends, valid UTF-8): a message, not a file. */

@@ -125,22 +125,6 @@ export function deadlineScope(notAfter: number, cancel?: AbortSignal): DeadlineS
 	return { signal, reason: () => (cancel?.aborted ? 'cancelled' : 'deadline') };
 }
 
-/** `work`, or a CancelledError as soon as `signal` aborts (the work itself goes on unobserved). */
-export async function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
-	if (!signal) return await work;
-	if (signal.aborted) throw new CancelledError();
-	let onAbort: (() => void) | undefined;
-	const aborted = new Promise<never>((_resolve, reject) => {
-		onAbort = () => reject(new CancelledError());
-		signal.addEventListener('abort', onAbort, { once: true });
-	});
-	try {
-		return await Promise.race([work, aborted]);
-	} finally {
-		if (onAbort) signal.removeEventListener('abort', onAbort);
-	}
-}
-
 export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 	if (signal?.aborted) throw new CancelledError();
 	if (ms <= 0) return;
