@@ -10,7 +10,7 @@ import { bufferToBinary, downloadToBinary } from '../shared/files/binary';
 import { errorItem } from '../shared/failures/edge';
 import { GatewayError, formatSize, missingResultError, withFields } from '../shared/failures/errors';
 import { settleConcurrent } from '../shared/items/itemRunner';
-import { jsonObjectAnswer } from '../shared/wire/transport';
+import { callExtra, jsonObjectAnswer } from '../shared/wire/transport';
 import type { GatewayCall, GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { ImageAnswerReader } from './inlineImages';
 import type { InlineImages } from './inlineImages';
@@ -50,7 +50,7 @@ export async function requestImages(
 	const what = call.what ?? 'Generating the images';
 	const response = await client.stream(call);
 	const reader = new ImageAnswerReader(limits.maxAnswerBytes, limits.maxTextBytes);
-	const extra = client.errorExtra(call, { status: response.status });
+	const extra = callExtra(call, { status: response.status });
 	try {
 		for await (const chunk of response.body) {
 			if (reader.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))) continue;

@@ -1,20 +1,22 @@
-import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, howItPasses, isSafeToRepeat, isTransient, parseRetryAfter, retryDelayMs } from '../../nodes/shared/wire/retry';
+import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, howItPasses, isSafeToRepeat, parseRetryAfter, retryDelayMs } from '../../nodes/shared/wire/retry';
 import type { FailureFacts, RetryMoment } from '../../nodes/shared/wire/retry';
 import { BackoffGate, PastDeadline } from '../../nodes/shared/wire/timing';
 import { createFakeClock } from '../helpers/fakeClock';
 import type { Clock } from '../../nodes/shared/wire/timing';
 
+const isSoon = (failure: Parameters<typeof howItPasses>[0]) => howItPasses(failure) === 'soon';
+
 describe('retry decisions', () => {
 	it('retries 429 and gateway failures, never other 4xx nor an unknown model', () => {
-		expect(isTransient({ kind: 'rate_limit', status: 429 })).toBe(true);
-		for (const status of [502, 503, 504]) expect(isTransient({ kind: 'server', status })).toBe(true);
-		for (const status of [400, 401, 403, 404, 422]) expect(isTransient({ kind: 'bad_request', status })).toBe(false);
-		expect(isTransient({ kind: 'server', status: 500 })).toBe(false);
-		expect(isTransient({ kind: 'unknown_model', status: 503 })).toBe(false);
+		expect(isSoon({ kind: 'rate_limit', status: 429 })).toBe(true);
+		for (const status of [502, 503, 504]) expect(isSoon({ kind: 'server', status })).toBe(true);
+		for (const status of [400, 401, 403, 404, 422]) expect(isSoon({ kind: 'bad_request', status })).toBe(false);
+		expect(isSoon({ kind: 'server', status: 500 })).toBe(false);
+		expect(isSoon({ kind: 'unknown_model', status: 503 })).toBe(false);
 		// A used-up quota comes as a 429 too: waiting does not help.
-		expect(isTransient({ kind: 'quota', status: 429 })).toBe(false);
-		expect(isTransient({ kind: 'network' })).toBe(true);
-		expect(isTransient({ kind: 'timeout' })).toBe(false);
+		expect(isSoon({ kind: 'quota', status: 429 })).toBe(false);
+		expect(isSoon({ kind: 'network' })).toBe(true);
+		expect(isSoon({ kind: 'timeout' })).toBe(false);
 	});
 
 	it('repeats a paid request only when the gateway surely did not act', () => {

@@ -101,11 +101,8 @@ function fromDisplay(rule: MoneyRule | undefined): OutputUnit {
 	return { unit: 'USD', convert: rate ? (value) => value / rate : AS_IS };
 }
 
-/** new-api's `GET /api/usage/token/` answer (quota units), in USD when the rule gives a rate. */
-export function balanceFromTokenUsage(answer: IDataObject, rule: MoneyRule | undefined): Balance {
-	const data = answer.data;
-	if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UnreadableBalance('it has no "data" object');
-	const usage = data as IDataObject;
+/** The `data` object of new-api's `GET /api/usage/token/` answer (quota units), in USD when the rule gives a rate. */
+export function balanceFromTokenUsage(usage: IDataObject, rule: MoneyRule | undefined): Balance {
 	const { unit, convert } = fromQuota(rule);
 	const toUnit = unit === 'USD' ? (quota: number) => roundMoney(convert(quota)) : AS_IS;
 	return {

@@ -75,7 +75,7 @@ async function fromTokenUsage(client: GatewayClient, call: BalanceCall): Promise
 	if (!usage || typeof usage.data !== 'object' || usage.data === null || Array.isArray(usage.data)) return undefined;
 	const rule = await moneyRule(client, call);
 	try {
-		return balanceFromTokenUsage(usage, rule);
+		return balanceFromTokenUsage(usage.data as IDataObject, rule);
 	} catch (error) {
 		throw unreadable(NEWAPI_USAGE_PATH, error, call);
 	}

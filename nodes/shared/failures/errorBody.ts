@@ -25,10 +25,7 @@ function summariseHtml(html: string): string {
 	return summary ? `an HTML page ("${summary.slice(0, 120)}")` : 'an HTML page';
 }
 
-function asText(value: unknown): string | undefined {
-	if (typeof value === 'string' && value.trim() !== '') return value.trim();
-	return undefined;
-}
+const asText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /** The start of a text, for quoting: at most `limit` characters, whitespace folded. */
 export function quoteStart(text: string, limit = QUOTE_LIMIT): string {

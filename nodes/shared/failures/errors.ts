@@ -181,6 +181,9 @@ const HEADLINES: Record<GatewayErrorKind, string> = {
 	storage: "n8n could not store the file",
 };
 
+/** A page or text where the gateway's JSON should be: the address leads elsewhere. */
+export const NOT_THE_GATEWAY_HINT = 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.';
+
 const HINTS: Partial<Record<GatewayErrorKind, string>> = {
 	auth: 'Check the API Key of the Model Gateway credential.',
 	quota: "Top up the account, or ask the gateway's administrator whether your key's group may use this model.",

@@ -8,6 +8,7 @@ import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { GatewayError, rootCause } from '../failures/errors';
 import { gatewayQuote, quoteStart } from '../failures/errorBody';
 import type { GatewayErrorInit } from '../failures/errors';
+import { callExtra } from '../wire/transport';
 import type { ByteStream, GatewayClient } from '../wire/transport';
 import type { FileStreamSource } from '../wire/streamedBody';
 import { closeStream, FileWaitEnded, raceFileWait } from '../wire/fileWait';
@@ -328,7 +329,7 @@ export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayCl
 	const response = await client.download(spec.link, { itemIndex, what, deadlineMs, notAfter, limitName, errorFields }, spec.nextStep);
 	const body = response.body;
 	const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
-	const extra = client.errorExtra({ itemIndex: spec.itemIndex, errorFields: spec.errorFields }, { status: response.status });
+	const extra = callExtra(spec, { status: response.status });
 	const refuse = (said: string, sent: string) =>
 		new GatewayError({
 			kind: 'protocol',

@@ -73,14 +73,10 @@ export async function settleConcurrent<T, R>(inputs: readonly T[], limit: number
  * Items are checked side by side, as they run: a file store that stalls holds the run for one
  * item's limit, not for one limit per item.
  */
-export async function prepareItems<P>(
-	ctx: IExecuteFunctions,
-	prepare: (itemIndex: number) => P | Promise<P>,
-	concurrency = getConcurrency(ctx),
-): Promise<Array<PreparedItem<P>>> {
+export async function prepareItems<P>(ctx: IExecuteFunctions, prepare: (itemIndex: number) => P | Promise<P>): Promise<Array<PreparedItem<P>>> {
 	const indexes = Array.from({ length: ctx.getInputData().length }, (_, itemIndex) => itemIndex);
 	const continueOnFail = ctx.continueOnFail();
-	const settled = await settleConcurrent(indexes, concurrency, async (itemIndex) => await prepare(itemIndex));
+	const settled = await settleConcurrent(indexes, getConcurrency(ctx), async (itemIndex) => await prepare(itemIndex));
 	return settled.map((result, itemIndex) => {
 		if ('value' in result) return { itemIndex, input: result.value };
 		if (!continueOnFail) throw asNodeError(ctx.getNode(), result.error, itemIndex);
@@ -133,12 +129,8 @@ export interface FailedRun {
 }
 
 /** Checks every item, then runs them concurrently; returns the node's single output. */
-export async function runPerItem<P>(
-	ctx: IExecuteFunctions,
-	operation: PerItemOperation<P>,
-	concurrency = getConcurrency(ctx),
-): Promise<INodeExecutionData[][]> {
-	const prepared = await prepareItems(ctx, (itemIndex) => operation.prepare(itemIndex), concurrency);
+export async function runPerItem<P>(ctx: IExecuteFunctions, operation: PerItemOperation<P>): Promise<INodeExecutionData[][]> {
+	const prepared = await prepareItems(ctx, (itemIndex) => operation.prepare(itemIndex));
 	const valid = prepared.filter((entry) => !entry.error);
 	const outputs = new Map<number, INodeExecutionData[]>();
 	for (const entry of prepared) if (entry.error) outputs.set(entry.itemIndex, [errorItem(ctx.getNode(), entry.error, entry.itemIndex)]);
@@ -154,7 +146,7 @@ export async function runPerItem<P>(
 			// the node throws only once every lane has settled.
 			await mapConcurrent(
 				valid,
-				concurrency,
+				getConcurrency(ctx),
 				async ({ itemIndex, input }) => {
 					try {
 						outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));

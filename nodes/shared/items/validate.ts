@@ -53,7 +53,7 @@ export function readInteger(
 	itemIndex: number,
 	value: unknown,
 	field: string,
-	range: { min?: number; max?: number } = {},
+	range: { min: number; max?: number },
 ): number {
 	if (typeof value === 'object' && value !== null) throw fieldError(ctx, itemIndex, field, `must be a whole number, but the expression gave ${describeValue(value)}`);
 	const text = typeof value === 'number' ? String(value) : String(value ?? '').trim();
@@ -61,17 +61,16 @@ export function readInteger(
 		throw fieldError(ctx, itemIndex, field, `must be a whole number, not "${text.slice(0, 40)}"`);
 	}
 	const number = Number(text);
-	if ((range.min !== undefined && number < range.min) || (range.max !== undefined && number > range.max)) {
-		const bounds =
-			range.max === undefined ? `at least ${range.min}` : range.min === undefined ? `at most ${range.max}` : `from ${range.min} to ${range.max}`;
+	if (number < range.min || (range.max !== undefined && number > range.max)) {
+		const bounds = range.max === undefined ? `at least ${range.min}` : `from ${range.min} to ${range.max}`;
 		throw fieldError(ctx, itemIndex, field, `must be ${bounds}, not ${number}`);
 	}
 	return number;
 }
 
 /** `options.extraBody`: a JSON object (given as an object or as JSON text), or nothing. */
-export function readExtraBody(ctx: IExecuteFunctions, itemIndex: number, name = 'options.extraBody'): IDataObject {
-	return checkedExtraBody(ctx, itemIndex, ctx.getNodeParameter(name, itemIndex, '') as unknown);
+export function readExtraBody(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
+	return checkedExtraBody(ctx, itemIndex, ctx.getNodeParameter('options.extraBody', itemIndex, '') as unknown);
 }
 
 /** Extra Body Fields as given (from an Options collection already read), checked. */
@@ -93,16 +92,16 @@ export function checkedExtraBody(ctx: IExecuteFunctions, itemIndex: number, raw:
 }
 
 /** The model id of a resource-locator parameter (list or id mode). */
-export function readModelId(ctx: IExecuteFunctions, itemIndex: number, name = 'model'): string {
-	const value = ctx.getNodeParameter(name, itemIndex, '', { extractValue: true }) as unknown;
+export function readModelId(ctx: IExecuteFunctions, itemIndex: number): string {
+	const value = ctx.getNodeParameter('model', itemIndex, '', { extractValue: true }) as unknown;
 	const id = String(value ?? '').trim();
 	if (id === '') throw fieldError(ctx, itemIndex, 'Model', 'must not be empty', 'Pick a model from the list or enter its id.');
 	return id;
 }
 
 /** The name of a binary property: letters, digits, `_`, `-`, `.`. */
-export function readBinaryPropertyName(ctx: IExecuteFunctions, itemIndex: number, name = 'options.binaryPropertyName'): string {
-	const value = String(ctx.getNodeParameter(name, itemIndex, 'data') ?? '').trim();
+export function readBinaryPropertyName(ctx: IExecuteFunctions, itemIndex: number): string {
+	const value = String(ctx.getNodeParameter('options.binaryPropertyName', itemIndex, 'data') ?? '').trim();
 	if (!/^[A-Za-z0-9_.-]+$/.test(value)) {
 		throw fieldError(ctx, itemIndex, 'Put Output File in Field', 'must be a field name such as "data" (letters, digits, _ - .)');
 	}

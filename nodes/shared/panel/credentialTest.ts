@@ -26,7 +26,7 @@ import type {
 
 import { CredentialProblem, checkGatewayCredential } from '../credential/settings';
 import type { GatewaySettings } from '../credential/settings';
-import { GatewayError } from '../failures/errors';
+import { GatewayError, NOT_THE_GATEWAY_HINT } from '../failures/errors';
 import type { GatewayErrorKind } from '../failures/errors';
 import { SecretMasker } from '../credential/secrets';
 import { GatewayClient, itemDeadline } from '../wire/transport';
@@ -128,7 +128,7 @@ const TEST_HINTS: Partial<Record<GatewayErrorKind, string>> = {
 		'The gateway refused the test request for the reason quoted. Relays that need extra headers (Portkey, Helicone, …) say so here: check the Custom Headers and the Base URL.',
 	unknown_model: 'Check the Base URL: it should be the gateway itself.',
 	timeout: 'Check the Base URL and that the gateway is running; a gateway behind a slow proxy may need another try.',
-	protocol: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
+	protocol: NOT_THE_GATEWAY_HINT,
 };
 
 const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);

@@ -4,7 +4,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { GatewayError, errorFromParsed, notAnObjectError } from '../failures/errors';
+import { GatewayError, errorFromParsed, NOT_THE_GATEWAY_HINT, notAnObjectError } from '../failures/errors';
 import type { GatewayErrorInit } from '../failures/errors';
 import { gatewayQuote, isErrorShape, readErrorFields } from '../failures/errorBody';
 import { headerValue } from './attempt';
@@ -47,7 +47,7 @@ export function jsonObjectAnswer<T = IDataObject>(
 			kind: 'protocol',
 			headline: `${what} failed: the gateway answered HTTP ${response.status} with ${page ? 'a page' : 'text'} instead of JSON`,
 			gatewayMessage: gatewayQuote(text),
-			hint: 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.',
+			hint: NOT_THE_GATEWAY_HINT,
 			...extra,
 		});
 	}

@@ -11,12 +11,9 @@ import type { DeadlineScope } from './timing';
 // An item's file waits end on its deadline scope (timing.ts makes every deadline).
 export { deadlineScope as fileWaitScope } from './timing';
 
-/** Closes a file's stream (a Node Readable; any async iterator, in tests). */
-export function closeStream(stream: unknown): void {
-	const closable = stream as { destroy?: () => void; destroyed?: boolean; return?: () => unknown };
-	if (typeof closable.destroy === 'function') {
-		if (!closable.destroyed) closable.destroy();
-	} else void Promise.resolve(closable.return?.()).catch(() => undefined);
+/** Closes a file's stream (a Node Readable, as n8n's binary store gives). */
+export function closeStream(stream: { destroy: () => void; destroyed: boolean }): void {
+	if (!stream.destroyed) stream.destroy();
 }
 
 /** A wait on the binary store that the item's end (its deadline, a Stop) cut short. */

@@ -55,11 +55,6 @@ export function howItPasses(failure: Pick<FailureFacts, 'kind' | 'status'>): 'so
 	return failure.kind === 'timeout' || failure.kind === 'protocol' ? 'later' : 'never';
 }
 
-/** Whether a failure may pass by sending the same request again after a short wait. */
-export function isTransient(failure: Pick<FailureFacts, 'kind' | 'status'>): boolean {
-	return howItPasses(failure) === 'soon';
-}
-
 /**
  * Whether a failed attempt may be sent again at all. A request that is not idempotent is repeated
  * only when the gateway certainly did not act on it (a 429, a refused connection): after a
@@ -142,7 +137,7 @@ export function decideRetry(failure: FailureFacts, count: RetryCount, policy: Re
 }
 
 function retryOrNot(failure: FailureFacts, count: RetryCount, policy: RetryPolicy, moment: { now: number; notAfter: number; paced: boolean; random?: () => number }): RetryDecision {
-	if (!isTransient(failure)) return { retry: false, why: 'final' };
+	if (howItPasses(failure) !== 'soon') return { retry: false, why: 'final' };
 	if (!isSafeToRepeat(policy, failure)) return { retry: false, why: 'unsafe' };
 	const rateLimited = failure.kind === 'rate_limit';
 	if (rateLimited ? count.rateLimit >= policy.maxRateLimitRetries : count.other >= policy.maxRetries) return { retry: false, why: 'spent' };

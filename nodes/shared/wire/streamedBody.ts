@@ -38,15 +38,6 @@ const PIECE_BYTES = 3 * 16 * 1024;
 /** How much of a streamed file's start is checked against what was checked before the request. */
 const HEAD_BYTES = 64;
 
-/** Writes `bytes`' Base64 into `target` at `offset`, a piece at a time; returns the new offset. */
-function writeBase64(target: Buffer, offset: number, bytes: Buffer): number {
-	let at = offset;
-	for (let start = 0; start < bytes.length; start += PIECE_BYTES) {
-		at += target.write(bytes.subarray(start, start + PIECE_BYTES).toString('base64'), at, 'latin1');
-	}
-	return at;
-}
-
 /** `bytes`' Base64 as bytes, a piece at a time (`bytes` a whole number of groups of three, or the last piece). */
 function* base64Pieces(bytes: Buffer): Generator<Buffer> {
 	for (let start = 0; start < bytes.length; start += PIECE_BYTES) yield Buffer.from(bytes.subarray(start, start + PIECE_BYTES).toString('base64'), 'latin1');
@@ -91,7 +82,7 @@ export function encodePlan(plan: BodyPlan): Buffer | StreamedBody {
 		if (i >= plan.files.length) return;
 		const file = plan.files[i];
 		const bytes = file.source as Buffer;
-		at = file.encoding === 'raw' ? at + bytes.copy(out, at) : writeBase64(out, at, bytes);
+		for (const piece of file.encoding === 'raw' ? [bytes] : base64Pieces(bytes)) at += piece.copy(out, at);
 	});
 	return out.subarray(0, at);
 }

@@ -22,7 +22,6 @@ import type { IDataObject, IExecuteFunctions, IHttpRequestMethods, IHttpRequestO
 import { CREDENTIAL_TYPE, readGatewayCredential } from '../credential/settings';
 import type { GatewaySettings } from '../credential/settings';
 import { GatewayError, failureOf, isAbortError } from '../failures/errors';
-import type { GatewayErrorInit } from '../failures/errors';
 import { SecretMasker } from '../credential/secrets';
 import { isSameOrigin, joinUrl } from '../credential/url';
 import { jsonObjectAnswer, readBody } from './answer';
@@ -37,7 +36,7 @@ import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
 import { CancelledError, PastDeadline, deadlineSignal, pause } from './timing';
 import type { DeadlineScope } from './timing';
 
-export { CREDENTIAL_TYPE, jsonObjectAnswer };
+export { callExtra, jsonObjectAnswer };
 export { headerValue } from './attempt';
 export type { ByteStream, GatewayResponse };
 
@@ -92,8 +91,8 @@ export const DEFAULT_DEADLINE_MS = 300_000;
 export type ItemLimit = Required<Pick<GatewayCall, 'notAfter' | 'limitName'>>;
 
 /** The fields of a call bounded by an item's deadline of `ms` from now, named as the user knows it. */
-export function itemDeadline(ms: number, limitName: string, now = Date.now()): ItemLimit {
-	return { notAfter: now + ms, limitName };
+export function itemDeadline(ms: number, limitName: string): ItemLimit {
+	return { notAfter: Date.now() + ms, limitName };
 }
 
 /** A call's deadline: when, what it is called, and how long it was at the call's start. */
@@ -177,11 +176,6 @@ export class GatewayClient {
 		this.ending.abort();
 	}
 
-	/** Whether the run's scope was closed (close) or is winding down (windDown). */
-	get closed(): boolean {
-		return this.run.signal.aborted || this.ending.signal.aborted;
-	}
-
 	/**
 	 * This client for requests that a caller paces itself (video status checks: checkSchedule.ts):
 	 * the same credential and scope, outside the execution's pace, so their 429s neither slow nor
@@ -237,7 +231,7 @@ export class GatewayClient {
 			const bound = { limit: JSON_BODY_LIMIT, truncate: false, what: failures.what, extra: failures.extra(), failure: (error: unknown) => failures.noAnswer(error, attempt) };
 			return { status: answer.statusCode, headers: answer.headers, body: (await readBody(answer.body, bound)).toString('utf8') };
 		});
-		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', this.errorExtra(call, { status: response.status }), parse);
+		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', callExtra(call, { status: response.status }), parse);
 	}
 
 	/**
@@ -247,11 +241,6 @@ export class GatewayClient {
 	 */
 	async download(link: string, call: Omit<GatewayCall, 'path' | 'method' | 'body'>, nextStep?: string): Promise<OpenAnswer> {
 		return await this.stream({ ...call, path: link, method: 'GET' }, { nextStep });
-	}
-
-	/** The fields an error of this call carries, for callers that raise errors of their own. */
-	errorExtra(call: Pick<GatewayCall, 'itemIndex' | 'errorFields'>, more: Partial<GatewayErrorInit> = {}): Partial<GatewayErrorInit> {
-		return callExtra(call, more);
 	}
 
 	/**
@@ -288,7 +277,7 @@ export class GatewayClient {
 			baseUrl: this.baseUrl,
 			paid: policy.idempotent === false,
 			fileLink,
-			runEnded: () => this.closed && this.cancelSignal?.aborted !== true,
+			runEnded: () => this.waitsEnd.aborted && this.cancelSignal?.aborted !== true,
 		});
 		const count: RetryCount = { rateLimit: 0, other: 0 };
 		let last: GatewayError | undefined;
