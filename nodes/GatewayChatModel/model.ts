@@ -175,7 +175,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 					yield* wholeAnswerChunks(checkedCompletion(whole), masker);
 					return;
 				}
-				for await (const delta of replyTexts(response, reader)) yield* text(shown.push(delta));
+				for await (const deltas of replyTexts(response, reader)) for (const delta of deltas) yield* text(shown.push(delta));
 				const reply = checkedCompletion(reader.reply());
 				yield* text(shown.flush());
 				yield* masker.maskDeep(closingChunks(reply));

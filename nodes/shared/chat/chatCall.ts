@@ -100,18 +100,22 @@ export abstract class ReplyStream<R> {
 export type AnswerBody = Pick<OpenAnswer, 'body' | 'alive'>;
 
 /**
- * The answer text of a reply stream, piece by piece, as its events arrive; ends with the stream's
- * end mark (a stream that ends before it is a StreamFault). Every chunk read, a keep-alive comment
- * too, is a sign of life. The reader of both chat nodes and the Chat Model.
+ * The answer text of a reply stream as its events arrive: the pieces of one chunk read at a time
+ * (one hand-over per read, not per event: a large answer has hundreds of thousands of events);
+ * ends with the stream's end mark (a stream that ends before it is a StreamFault). Every chunk
+ * read, a keep-alive comment too, is a sign of life. The reader of both chat nodes and the Chat Model.
  */
-export async function* replyTexts<R>(answer: AnswerBody, reader: ReplyStream<R>): AsyncGenerator<string, void, undefined> {
+export async function* replyTexts<R>(answer: AnswerBody, reader: ReplyStream<R>): AsyncGenerator<string[], void, undefined> {
 	for await (const events of readServerSentEvents(answer.body)) {
 		answer.alive();
+		const texts: string[] = [];
 		for (const event of events) {
 			const text = reader.take(event);
-			if (text) yield text;
-			if (reader.finished) return;
+			if (text) texts.push(text);
+			if (reader.finished) break;
 		}
+		if (texts.length > 0) yield texts;
+		if (reader.finished) return;
 	}
 	throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
 }
@@ -214,7 +218,7 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 			await live.begin();
 			begun = true;
 		}
-		for await (const text of replyTexts(response, replyStream)) if (live) await live.write(text);
+		for await (const texts of replyTexts(response, replyStream)) if (live) for (const text of texts) await live.write(text);
 		// A stream that ended properly but held no answer is the same error as an empty whole answer.
 		reply = checkedReply(call, replyStream.reply());
 	} catch (error) {
