@@ -95,8 +95,8 @@ function loadDist() {
 	const require_ = (file) => require(path.join(DIST, file));
 	return {
 		callChat: require_('shared/chat/chatCall.js').callChat,
-		chat: require_('shared/chat/completions.js'),
-		messages: require_('GatewayMessages/reply.js'),
+		chat: { ...require_('shared/chat/completions.js'), wire: require_('GatewayChat/complete.js').CHAT_COMPLETIONS },
+		messages: { ...require_('GatewayMessages/reply.js'), wire: require_('GatewayMessages/create.js').MESSAGES_WIRE },
 	};
 }
 
@@ -116,16 +116,12 @@ async function aggregate(dist, format, bytes) {
 		stream: async () => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: network(), failure: (error) => error, alive: () => undefined }),
 	};
 	const isChat = format === 'chat';
-	const reply = await dist.callChat(ctx, client, {
-		path: FORMATS[format].path,
+	const reply = await dist.callChat(ctx, client, isChat ? dist.chat.wire : dist.messages.wire, {
 		body: {},
 		stream: true,
 		itemIndex: 0,
 		what: 'The bench request',
 		deadlineMs: 600_000,
-		replyStream: isChat ? dist.chat.ChatCompletionStream : dist.messages.MessageEventStream,
-		answerText: isChat ? dist.chat.chatAnswerText : dist.messages.messagesAnswerText,
-		replyProblem: isChat ? dist.chat.chatReplyProblem : dist.messages.messagesReplyProblem,
 	});
 	return isChat ? dist.chat.chatOutput(reply) : dist.messages.messagesOutput(reply);
 }

@@ -4,6 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { attachedBody } from '../shared/files/attachments';
 import { callChat } from '../shared/chat/chatCall';
 import { runPerItem } from '../shared/items/itemRunner';
+import type { ChatWire } from '../shared/chat/chatCall';
 import { checkedJsonValue, jsonReplyData } from '../shared/chat/jsonReply';
 import type { JsonRequest } from '../shared/chat/jsonReply';
 import { MessageEventStream, messagesAnswerText, messagesOutput, messagesReplyProblem, toolInput } from './reply';
@@ -11,6 +12,8 @@ import type { NativeMessage } from './reply';
 import { MESSAGES_HEADERS, RESPOND_TOOL, prepareMessagesItem } from './request';
 
 const WHAT = 'The messages request';
+
+export const MESSAGES_WIRE: ChatWire<NativeMessage> = { path: '/v1/messages', headers: MESSAGES_HEADERS, replyStream: MessageEventStream, answerText: messagesAnswerText, replyProblem: messagesReplyProblem };
 
 /**
  * `json.data` of a JSON answer: the input of the `respond` tool call (see request.ts for why the
@@ -29,19 +32,8 @@ export async function createMessage(this: IExecuteFunctions): Promise<INodeExecu
 	return await runPerItem(this, {
 		prepare: async (itemIndex) => await prepareMessagesItem(this, itemIndex),
 		run: async ({ request, body, attachments }, itemIndex, client) => {
-			const message = await callChat<NativeMessage>(this, client, {
-				path: '/v1/messages',
-				body: await attachedBody(this, itemIndex, body, attachments),
-				stream: request.stream,
-				itemIndex,
-				what: WHAT,
-				deadlineMs: request.deadlineMs,
-				idleMs: request.idleMs,
-				headers: MESSAGES_HEADERS,
-				replyStream: MessageEventStream,
-				answerText: messagesAnswerText,
-				replyProblem: messagesReplyProblem,
-			});
+			const { stream, deadlineMs, idleMs } = request;
+			const message = await callChat(this, client, MESSAGES_WIRE, { body: await attachedBody(this, itemIndex, body, attachments), itemIndex, what: WHAT, stream, deadlineMs, idleMs });
 			let json = messagesOutput(message);
 			// First, so that the output panel shows what the next node maps.
 			if (request.json) json = { data: answerData(json, message, request.json, itemIndex) as IDataObject, ...json };

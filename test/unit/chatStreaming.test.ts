@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 
-import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from '../../nodes/shared/chat/completions';
+import { ChatCompletionStream, chatOutput } from '../../nodes/shared/chat/completions';
+import { CHAT_COMPLETIONS } from '../../nodes/GatewayChat/complete';
 import type { ChatCompletion } from '../../nodes/shared/chat/completions';
 import { callChat, liveTextFor } from '../../nodes/shared/chat/chatCall';
 import { asNodeError } from '../../nodes/shared/failures/edge';
@@ -57,16 +58,12 @@ async function run(options: { stream: boolean; streaming: boolean; asTool?: bool
 		return { statusCode: 200, headers: { 'content-type': contentType }, body: bodyOf(options) };
 	}) as never;
 	const client = await GatewayClient.create(ctx);
-	const result = callChat<ChatCompletion>(ctx, client, {
-		path: '/v1/chat/completions',
+	const result = callChat<ChatCompletion>(ctx, client, CHAT_COMPLETIONS, {
 		body: { model: 'chat-sonnet-5' },
 		stream: options.stream,
 		itemIndex: 0,
 		what: 'The chat request',
 		deadlineMs: 600_000,
-		replyStream: ChatCompletionStream,
-		answerText: chatAnswerText,
-		replyProblem: chatReplyProblem,
 	});
 	// Settled here, so a rejection is never left unhandled while a test awaits something else.
 	const failure = result.then(

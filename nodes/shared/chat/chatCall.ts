@@ -120,16 +120,9 @@ export async function* replyTexts<R>(answer: AnswerBody, reader: ReplyStream<R>)
 	throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
 }
 
-export interface ChatCall<R> {
+/** A chat wire format as callChat speaks it: its endpoint and headers, its stream reader, what makes a reply. */
+export interface ChatWire<R> {
 	path: string;
-	body: IDataObject;
-	stream: boolean;
-	itemIndex: number;
-	what: string;
-	/** The hard limit for the whole answer. */
-	deadlineMs: number;
-	/** A streamed answer's idle limit in ms (Idle Timeout): silence this long ends it. */
-	idleMs?: number;
 	/** Headers this format needs (e.g. `anthropic-version`). */
 	headers?: Record<string, string>;
 	/** The format's stream reader, made afresh for each streamed answer. */
@@ -138,6 +131,18 @@ export interface ChatCall<R> {
 	answerText: (reply: R) => string;
 	/** What a whole reply lacks to be an answer ("choices"), or undefined. */
 	replyProblem: (reply: R) => string | undefined;
+}
+
+/** One item's call: its body, and the mode and limits its parameters set (ChatParameters). */
+export interface ChatCall {
+	body: IDataObject;
+	itemIndex: number;
+	what: string;
+	stream: boolean;
+	/** The hard limit for the whole answer. */
+	deadlineMs: number;
+	/** A streamed answer's idle limit in ms (Idle Timeout): silence this long ends it. */
+	idleMs?: number;
 }
 
 /** n8n's streaming API for one item, or undefined when n8n is not streaming this run. */
@@ -186,32 +191,33 @@ export function chatIdle(idleMs: number | undefined): IdleLimit | undefined {
 const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off Stream.';
 
 /** Sends a chat request and returns the whole reply, reading and aggregating the stream if asked. */
-export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient, call: ChatCall<R>): Promise<R> {
+export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient, wire: ChatWire<R>, call: ChatCall): Promise<R> {
 	const live = liveTextFor(ctx, call.itemIndex);
 	try {
-		return await callChatWith(client, call, live);
+		return await callChatWith(client, wire, call, live);
 	} finally {
 		await live?.close();
 	}
 }
 
-async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: LiveText | undefined): Promise<R> {
-	const request = { path: call.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, limitName: CHAT_LIMIT, headers: call.headers };
+async function callChatWith<R>(client: GatewayClient, wire: ChatWire<R>, call: ChatCall, live: LiveText | undefined): Promise<R> {
+	const request = { path: wire.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, limitName: CHAT_LIMIT, headers: wire.headers };
+	const checked = (reply: R) => checkedReply({ ...call, replyProblem: wire.replyProblem }, reply);
 	if (!call.stream) {
-		const reply = checkedReply(call, await client.json<R>(request));
-		if (live) await passWhole(live, call.answerText(reply));
+		const reply = checked(await client.json<R>(request));
+		if (live) await passWhole(live, wire.answerText(reply));
 		return reply;
 	}
 
 	const response = await client.stream({ ...request, idle: chatIdle(call.idleMs) });
-	const replyStream = new call.replyStream();
+	const replyStream = new wire.replyStream();
 	let reply: R;
 	let begun = false;
 	try {
 		const whole = await wholeAnswerOf<R>(response, call.what, call.itemIndex);
 		if (whole !== undefined) {
-			reply = checkedReply(call, whole);
-			if (live) await passWhole(live, call.answerText(reply));
+			reply = checked(whole);
+			if (live) await passWhole(live, wire.answerText(reply));
 			return reply;
 		}
 		if (live) {
@@ -220,7 +226,7 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 		}
 		for await (const texts of replyTexts(response, replyStream)) if (live) for (const text of texts) await live.write(text);
 		// A stream that ended properly but held no answer is the same error as an empty whole answer.
-		reply = checkedReply(call, replyStream.reply());
+		reply = checked(replyStream.reply());
 	} catch (error) {
 		const failure = streamFailure(call.what, error, response.failure, { itemIndex: call.itemIndex, arrived: replyStream.arrived });
 		if (begun && live) await live.fail(failure.shownMessage((text) => client.masker.mask(text))).catch(() => undefined);
@@ -231,7 +237,7 @@ async function callChatWith<R>(client: GatewayClient, call: ChatCall<R>, live: L
 }
 
 /** The reply, when it is one (`replyProblem`); else the error that quotes what came instead. */
-export function checkedReply<R>(call: Pick<ChatCall<R>, 'what' | 'replyProblem'> & { itemIndex?: number }, reply: R): R {
+export function checkedReply<R>(call: Pick<ChatWire<R>, 'replyProblem'> & { what: string; itemIndex?: number }, reply: R): R {
 	const missing = call.replyProblem(reply);
 	if (missing) throw missingResultError(call.what, missing, reply, { itemIndex: call.itemIndex });
 	return reply;
