@@ -8,7 +8,7 @@ import {
 	binaryAttachmentsOption,
 	effortOption,
 	chatTimeoutOption,
-	idleTimeoutOption,
+	streamIdleTimeoutOption,
 	includeRawResponseOption,
 	jsonSchemaOption,
 	maxTokensField,
@@ -49,7 +49,7 @@ export const chatProperties: INodeProperties[] = [
 			stopSequencesOption('stop', 'Up to 4 texts at which the model stops writing (`stop`)'),
 			temperatureOption(2, 'Randomness of the answer, 0 to 2 (`temperature`). Lower is more focused.'),
 			chatTimeoutOption,
-			idleTimeoutOption,
+			streamIdleTimeoutOption,
 			{
 				displayName: 'Top P',
 				name: 'topP',

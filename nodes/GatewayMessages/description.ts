@@ -8,7 +8,7 @@ import {
 	binaryAttachmentsOption,
 	effortOption,
 	chatTimeoutOption,
-	idleTimeoutOption,
+	streamIdleTimeoutOption,
 	includeRawResponseOption,
 	jsonSchemaOption,
 	maxTokensField,
@@ -80,6 +80,6 @@ export const messagesProperties: INodeProperties[] = [
 			description: `Tokens the model may spend thinking when Thinking is Enabled With Budget (\`thinking.budget_tokens\`): at least ${MIN_THINKING_BUDGET}, and below Max Tokens`,
 		},
 		chatTimeoutOption,
-		idleTimeoutOption,
+		streamIdleTimeoutOption,
 	])),
 ];

@@ -204,3 +204,23 @@ describe.each(DISPLAY_RULES)("the picked model's output limit is a notice under 
 		});
 	});
 });
+
+describe.each(DISPLAY_RULES)('Idle Timeout is shown where it applies (%s)', (_rules, helpers) => {
+	function idleTimeoutShown(name: string, parameters: INodeParameters): boolean {
+		const type = NODES[name];
+		const node = { id: 'n1', name: 'Node', type: `n8n-nodes-model-gateway.${type.description.name}`, typeVersion: 1, position: [0, 0] as [number, number], parameters };
+		const options = (type.description.properties.find((p) => p.name === 'options')?.options ?? []) as INodeProperties[];
+		const field = options.find((option) => option.name === 'idleTimeoutSeconds');
+		expect(field).toBeDefined();
+		return helpers.displayParameterPath({ parameters }, field as INodeProperties, 'parameters.options', node, type.description);
+	}
+
+	it.each(['GatewayChat', 'GatewayMessages'])('%s: with Stream on only (a whole answer has no idle limit)', (name) => {
+		expect(idleTimeoutShown(name, { stream: true, options: {} })).toBe(true);
+		expect(idleTimeoutShown(name, { stream: false, options: {} })).toBe(false);
+	});
+
+	it('the Chat Model: always (it streams whenever its AI node does)', () => {
+		expect(idleTimeoutShown('GatewayChatModel', { options: {} })).toBe(true);
+	});
+});

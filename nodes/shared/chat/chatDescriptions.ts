@@ -36,6 +36,9 @@ export const idleTimeoutOption = secondsOption(
 	'For a streamed answer: the longest the gateway may send nothing at all (keep-alive comments count as a sign of life) before the item fails, saying what had arrived. Timeout still bounds the whole answer: a value above it changes nothing.',
 );
 
+/** Chat's and Messages' Idle Timeout: shown with Stream on only, the only time it applies (the Chat Model streams when its AI node does). */
+export const streamIdleTimeoutOption: INodeProperties = { ...idleTimeoutOption, displayOptions: { show: { '/stream': [true] } } };
+
 const ROLE_OPTIONS: Record<string, INodePropertyOptions> = {
 	system: { name: 'System', value: 'system', description: 'Instructions that steer the whole conversation' },
 	user: { name: 'User', value: 'user', description: 'What the person asks' },
