@@ -81,6 +81,7 @@ export class MessageEventStream extends ReplyStream<NativeMessage> {
 			case 'content_block_start': {
 				const block = { ...((payload.content_block ?? {}) as IDataObject) };
 				this.blocks[Number(payload.index ?? this.blocks.length)] = { block, text: [], thinking: [], signature: [], json: [], citations: [] };
+				if (block.type === 'tool_use') this.toolCallsBegun++;
 				return undefined;
 			}
 			case 'message_delta':

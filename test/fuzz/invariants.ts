@@ -467,7 +467,7 @@ function checkBalance(scenario: Scenario, outcome: Outcome, state: RunState): Vi
 /** The node measures silence from the last byte it read, a moment before the gateway's silence began: this much either way. */
 const IDLE_SLACK_MS = 700;
 const IDLE_WORDS =
-	/sent nothing for (\d+(?:\.\d+)?) s (after the request was sent|after the answer began, before its first event|after [\d,]+ events?, before any text of the answer|after [\d,]+ characters of the answer \([\d,]+ events?\)), the limit set by Idle Timeout \(Seconds\)/;
+	/sent nothing for (\d+(?:\.\d+)?) s (after the request was sent|after the answer began, before its first event|after [\d,]+ events?(?:, \d+ tool calls? begun)?, before any text of the answer|after [\d,]+ characters of the answer \([\d,]+ events?(?:, \d+ tool calls? begun)?\)), the limit set by Idle Timeout \(Seconds\)/;
 
 /** The answer's quiet times without a sign of life (no keep-alive), over the run. */
 const lifeless = (state: RunState): Silence[] => state.requests.flatMap((request) => request.silences ?? []).filter((silence) => !silence.pings);

@@ -9,6 +9,7 @@ import { ChatCompletionStream, chatOutput } from '../../nodes/shared/chat/comple
 import { CHAT_COMPLETIONS } from '../../nodes/GatewayChat/complete';
 import type { ChatCompletion } from '../../nodes/shared/chat/completions';
 import { callChat, liveTextFor } from '../../nodes/shared/chat/chatCall';
+import { MessageEventStream } from '../../nodes/GatewayMessages/reply';
 import { asNodeError } from '../../nodes/shared/failures/edge';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
@@ -222,5 +223,26 @@ describe('what a reply stream had when it went silent (Idle Timeout words)', () 
 		reader.take(event(chunk({ content: 'x'.repeat(1234) })));
 		reader.take(event(chunk({ content: 'ok' })));
 		expect(reader.arrived).toBe('after 1,236 characters of the answer (3 events)');
+	});
+
+	it('says that tool calls had begun, which carry no answer text (Chat Completions)', () => {
+		const reader = new ChatCompletionStream();
+		const call = (index: number, id?: string, args = '') => chunk({ tool_calls: [{ index, id, function: { name: id ? 'lookup' : undefined, arguments: args } }] });
+		reader.take(event(call(0, 'call_1')));
+		reader.take(event(call(0, undefined, '{"q":')));
+		expect(reader.arrived).toBe('after 2 events, 1 tool call begun, before any text of the answer');
+		reader.take(event(call(1, 'call_2')));
+		reader.take(event(chunk({ content: 'ok' })));
+		expect(reader.arrived).toBe('after 2 characters of the answer (4 events, 2 tool calls begun)');
+	});
+
+	it('says that a tool call had begun (Messages: a tool_use block)', () => {
+		const reader = new MessageEventStream();
+		const message = (payload: IDataObject) => ({ event: String(payload.type), data: JSON.stringify(payload) });
+		reader.take(message({ type: 'message_start', message: { id: 'm1', model: 'chat-sonnet-5', content: [] } }));
+		reader.take(message({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+		reader.take(message({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } }));
+		reader.take(message({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"q":' } }));
+		expect(reader.arrived).toBe('after 4 events, 1 tool call begun, before any text of the answer');
 	});
 });

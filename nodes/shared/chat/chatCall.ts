@@ -61,6 +61,8 @@ export abstract class ReplyStream<R> {
 	/** What the end mark is called, for the message when it never comes. */
 	abstract readonly endMark: string;
 	protected done = false;
+	/** Tool calls the stream had begun: said when it goes silent, as no answer text comes with them. */
+	protected toolCallsBegun = 0;
 	private events = 0;
 	private answerChars = 0;
 
@@ -69,9 +71,10 @@ export abstract class ReplyStream<R> {
 		return this.done;
 	}
 
-	/** What had arrived, for a stream that went silent: "after 1,234 characters of the answer (3 events)". */
+	/** What had arrived, for a stream that went silent: "after 1,234 characters of the answer (3 events, 1 tool call begun)". */
 	get arrived(): string {
-		const events = `${this.events.toLocaleString('en-US')} ${this.events === 1 ? 'event' : 'events'}`;
+		const calls = this.toolCallsBegun > 0 ? `, ${this.toolCallsBegun} tool ${this.toolCallsBegun === 1 ? 'call' : 'calls'} begun` : '';
+		const events = `${this.events.toLocaleString('en-US')} ${this.events === 1 ? 'event' : 'events'}${calls}`;
 		if (this.answerChars > 0) return `after ${this.answerChars.toLocaleString('en-US')} characters of the answer (${events})`;
 		return this.events > 0 ? `after ${events}, before any text of the answer` : 'after the answer began, before its first event';
 	}

@@ -145,6 +145,7 @@ export class ChatCompletionStream extends ReplyStream<ChatCompletion> {
 			if (!call || (id !== undefined && call.id !== undefined && call.id !== id)) {
 				call = { index, order: parts.toolCalls.length, arguments: [] };
 				parts.toolCalls.push(call);
+				this.toolCallsBegun++;
 				parts.openCalls.set(index, call);
 			}
 			if (id !== undefined) call.id = id;
