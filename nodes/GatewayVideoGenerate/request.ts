@@ -5,9 +5,10 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { attachmentType, formatSize } from '../shared/files/attachments';
+import { attachmentType } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
-import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, streamableId } from '../shared/files/binary';
+import { binaryFileSource, readBinaryAtMost, recordedSize, scanBinary, streamableId } from '../shared/files/binary';
+import { formatSize } from '../shared/failures/errors';
 import { Base64Text } from '../shared/wire/jsonBody';
 import type { FileWaitLimit } from '../shared/wire/fileWait';
 import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
@@ -105,7 +106,7 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 	const size = id !== undefined && binary ? await recordedSize(ctx, binary) : undefined;
 	if (id !== undefined && size !== undefined) {
 		if (size > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, size);
-		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, FRAME_HEAD_BYTES, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }));
+		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : (await scanBinary(ctx, id, FRAME_HEAD_BYTES, false, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property })).head);
 		const changed = (problem: string) => fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" changed after it was checked: it ${problem}`, 'Run the workflow again; the file must not change while the node runs.');
 		const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === type.mimeType ? undefined : `no longer starts as ${type.mimeType}`);
 		return new Base64Text(binaryFileSource(ctx, id, size, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }, changed, checkHead), `data:${type.mimeType};base64,`);

@@ -95,11 +95,6 @@ export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undef
 	return binary?.id && typeof ctx.helpers.getBinaryStream === 'function' ? binary.id : undefined;
 }
 
-/** The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item: scanBinary's head. */
-export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number, limit: FileWaitLimit, field: FileField): Promise<Buffer> {
-	return (await scanBinary(ctx, id, size, false, limit, field)).head;
-}
-
 /**
  * The first `headBytes` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item,
  * and, when `toEnd` (n8n recorded no size), the file read on to its end to count its bytes, never
