@@ -167,7 +167,7 @@ export class TaskPoller {
 				},
 			};
 			this.tasks.add(task);
-			this.poke();
+			this.nudge.abort();
 			if (!this.running) {
 				this.running = true;
 				this.loop = this.run();
@@ -194,13 +194,8 @@ export class TaskPoller {
 		if (this.halted) return;
 		this.halted = kind;
 		this.queue.cancelAll();
-		this.poke();
-		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
-	}
-
-	/** Wakes the loop to look at the due times again. */
-	private poke(): void {
 		this.nudge.abort();
+		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
 	}
 
 	private async run(): Promise<void> {
@@ -243,7 +238,7 @@ export class TaskPoller {
 			.finally(() => {
 				task.checking = false;
 				this.inFlight.delete(sent);
-				this.poke();
+				this.nudge.abort();
 			});
 		this.inFlight.add(sent);
 	}
