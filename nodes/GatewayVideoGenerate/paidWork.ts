@@ -8,7 +8,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { RunAddendum } from '../shared/failures/edge';
 import type { TaskRecord } from './task';
-import { mayHaveCreatedTask, refusedTaskIdOf, unconfirmedSubmitWords } from './taskApi';
+import { mayHaveCreatedTask, unconfirmedSubmitWords } from './taskApi';
 
 /** One created task, as the listing names it. */
 export interface ListedTask extends IDataObject {
@@ -47,11 +47,15 @@ export class PaidWork {
 		this.records.set(item, record);
 	}
 
-	/** A failed submit: a refused task ID is kept, and a submit that may have created a task is named. */
+	/**
+	 * A failed submit that may have created a task: a task ID it answered but that was refused (it
+	 * cannot be polled, yet names a task the gateway may run and charge) is kept, else the submit is named.
+	 */
 	submitFailed(item: number, error: unknown): void {
-		const refusedId = refusedTaskIdOf(error);
-		if (refusedId !== undefined) this.refused.push({ item, task_id: refusedId });
-		else if (mayHaveCreatedTask(error)) this.unconfirmed.push({ item, words: unconfirmedSubmitWords(error) });
+		if (!mayHaveCreatedTask(error)) return;
+		const taskId = error.fields.task_id;
+		if (typeof taskId === 'string') this.refused.push({ item, task_id: taskId });
+		else this.unconfirmed.push({ item, words: unconfirmedSubmitWords(error) });
 	}
 
 	/** An item never submitted: the run stopped before its turn. */

@@ -75,18 +75,8 @@ function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: Tas
 }
 
 /** Whether a failed submit may have created the task all the same (read from the error, never its words). */
-export function mayHaveCreatedTask(error: unknown): boolean {
+export function mayHaveCreatedTask(error: unknown): error is GatewayError {
 	return error instanceof GatewayError && error.mayHaveActed;
-}
-
-/**
- * The task ID a submit answered but that was refused (it cannot be polled): the error keeps it,
- * since it still names a task the gateway may run and charge.
- */
-export function refusedTaskIdOf(error: unknown): string | undefined {
-	if (!(error instanceof GatewayError) || !mayHaveCreatedTask(error)) return undefined;
-	const taskId = error.fields.task_id;
-	return typeof taskId === 'string' ? taskId : undefined;
 }
 
 /**
