@@ -43,18 +43,14 @@ function endOf(ends: AbortSignal | DeadlineScope): FileWaitEnded {
  */
 export async function raceFileWait<T>(wait: Promise<T>, ends: AbortSignal | DeadlineScope, late?: (value: T) => void): Promise<T> {
 	const signal = ends instanceof AbortSignal ? ends : ends.signal;
-	const dropLate = () => void wait.then((value) => late?.(value), () => undefined);
-	if (signal.aborted) {
-		dropLate();
-		throw endOf(ends);
-	}
 	let onEnd: (() => void) | undefined;
 	try {
 		return await new Promise<T>((resolve, reject) => {
 			onEnd = () => {
-				dropLate();
+				void wait.then((value) => late?.(value), () => undefined);
 				reject(endOf(ends));
 			};
+			if (signal.aborted) return onEnd();
 			signal.addEventListener('abort', onEnd, { once: true });
 			wait.then(resolve, reject);
 		});
