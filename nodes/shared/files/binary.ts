@@ -320,8 +320,7 @@ const withNextStep = (hint: string, spec: DownloadSpec) => (spec.nextStep ? `${h
  * sent; a stream that breaks is the connection's failure; n8n's own storage limits are named as such.
  */
 export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayClient, spec: DownloadSpec): Promise<IBinaryData> {
-	const { itemIndex, what, deadlineMs, notAfter, limitName, errorFields } = spec;
-	const response = await client.download(spec.link, { itemIndex, what, deadlineMs, notAfter, limitName, errorFields }, spec.nextStep);
+	const response = await client.download(spec.link, spec, spec.nextStep);
 	const body = response.body;
 	const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
 	const extra = callExtra(spec, { status: response.status });
