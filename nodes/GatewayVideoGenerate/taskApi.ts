@@ -36,11 +36,6 @@ function fetchLater(taskId: string): string {
 	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${shortTaskId(taskId)}.`;
 }
 
-/** Said once, by whoever ends the wait for a task: a status check's own errors leave it out. */
-function stillRunning(taskId: string): string {
-	return `The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)}`;
-}
-
 /** Who ran the request, for log lines: n8n's default log format prints only the message. */
 export interface LogPlace {
 	executionId?: string;
@@ -125,10 +120,13 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 	return task;
 }
 
-/** The task record of a status answer. `ending`: the wait ends here, so its errors say the task may still run. */
+/**
+ * The task record of a status answer. `ending`: the wait ends here, so its errors say the task may
+ * still run (said once, by whoever ends the wait: a check of the wait loop leaves it out).
+ */
 function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUrl: string, ending: boolean): TaskRecord {
 	const task = readStatusAnswer(answer, taskId, baseUrl);
-	const then = ending ? ` ${stillRunning(taskId)}` : '';
+	const then = ending ? ` The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)}` : '';
 	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex, then);
 	if (task) return task;
 	throw missingResultError(`Checking video task ${shortTaskId(taskId)}`, 'task record', answer, {
@@ -251,11 +249,8 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			});
 		case 'unreachable': {
 			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(record.task_id)}`;
-			let error =
-				outcome.error instanceof GatewayError
-					? outcome.error
-					: new GatewayError({ kind: 'protocol', headline: `Checking video task ${id} failed`, gatewayMessage: outcome.error?.message });
 			const checking = `Checking video task ${id} failed`;
+			let error = outcome.error instanceof GatewayError ? outcome.error : new GatewayError({ kind: 'protocol', headline: checking, gatewayMessage: outcome.error?.message });
 			if (outcome.failedPolls > 1) {
 				const times = `${checking} ${outcome.failedPolls} times in a row`;
 				error = error.headline.startsWith(checking) ? error.with({ headline: `${times}${error.headline.slice(checking.length)}` }) : error.within(times);
