@@ -225,21 +225,16 @@ export async function peekStream(stream: ByteStream, size = 32): Promise<Buffer>
 		}
 		if (stream.readableEnded) break;
 		const event = await new Promise<string>((resolve, reject) => {
-			const onReadable = () => settle('readable');
-			const onEnd = () => settle('end');
-			const onError = (error: unknown) => {
-				cleanup();
-				reject(error);
-			};
-			const cleanup = () => {
+			const settle = (name: string, error?: unknown) => {
 				stream.removeListener('readable', onReadable);
 				stream.removeListener('end', onEnd);
 				stream.removeListener('error', onError);
+				if (name === 'error') reject(error);
+				else resolve(name);
 			};
-			const settle = (name: string) => {
-				cleanup();
-				resolve(name);
-			};
+			const onReadable = () => settle('readable');
+			const onEnd = () => settle('end');
+			const onError = (error: unknown) => settle('error', error);
 			stream.once('readable', onReadable);
 			stream.once('end', onEnd);
 			stream.once('error', onError);
