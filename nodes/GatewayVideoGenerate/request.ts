@@ -248,12 +248,8 @@ export function readStatusBudget(ctx: IExecuteFunctions): number {
 	return value;
 }
 
-export interface OutputInput {
-	/** undefined: leave the video as a link (Download Video off). */
-	binaryPropertyName?: string;
-}
-
-export function readOutputInput(ctx: IExecuteFunctions, itemIndex: number): OutputInput {
+/** Where the video goes: its binary field, or undefined to leave it as a link (Download Video off). */
+export function readOutputInput(ctx: IExecuteFunctions, itemIndex: number): { binaryPropertyName?: string } {
 	const download = ctx.getNodeParameter('options.downloadVideo', itemIndex, true) !== false;
 	return { binaryPropertyName: download ? readBinaryPropertyName(ctx, itemIndex) : undefined };
 }
