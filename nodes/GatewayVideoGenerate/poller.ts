@@ -140,8 +140,8 @@ export class TaskPoller {
 	constructor(private readonly options: PollerOptions) {
 		const { signal } = options;
 		this.queue = options.queue ?? new CheckQueue(options.clock);
-		if (signal?.aborted) this.halt('cancelled');
-		else signal?.addEventListener('abort', () => this.halt('cancelled'), { once: true });
+		if (signal?.aborted) this.stop('cancelled');
+		else signal?.addEventListener('abort', () => this.stop('cancelled'), { once: true });
 	}
 
 	/** Waits for a submitted task; resolves with how it ended (never rejects). */
@@ -175,11 +175,6 @@ export class TaskPoller {
 		});
 	}
 
-	/** Ends every wait now (another item failed and the node will not finish). */
-	stop(): void {
-		this.halt('stopped');
-	}
-
 	/**
 	 * Resolves once the loop has ended and its checks are answered. After stop() the waits end at
 	 * once, but checks already sent are still on their way: the node waits for them, so no request
@@ -190,7 +185,8 @@ export class TaskPoller {
 		while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
 	}
 
-	private halt(kind: 'cancelled' | 'stopped'): void {
+	/** Ends every wait now: another item failed and the node will not finish (or, from the signal, the execution was cancelled). */
+	stop(kind: 'cancelled' | 'stopped' = 'stopped'): void {
 		if (this.halted) return;
 		this.halted = kind;
 		this.queue.cancelAll();
@@ -218,7 +214,7 @@ export class TaskPoller {
 				try {
 					await clock.sleep(sleepMs, this.nudge.signal);
 				} catch {
-					// woken by halt() (every task is settled already) or by a change of due times
+					// woken by stop() (every task is settled already) or by a change of due times
 				}
 				if (this.halted) break;
 				if (this.nudge.signal.aborted) continue;
