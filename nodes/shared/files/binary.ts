@@ -9,7 +9,7 @@ import { GatewayError, rootCause } from '../failures/errors';
 import { gatewayQuote, quoteStart } from '../failures/errorBody';
 import type { GatewayErrorInit } from '../failures/errors';
 import { callExtra } from '../wire/transport';
-import type { ByteStream, GatewayClient } from '../wire/transport';
+import type { ByteStream, GatewayCall, GatewayClient } from '../wire/transport';
 import type { FileStreamSource } from '../wire/streamedBody';
 import { closeStream, FileWaitEnded, raceFileWait } from '../wire/fileWait';
 import { deadlineSignal } from '../wire/timing';
@@ -252,7 +252,8 @@ export function looksLikeText(bytes: Buffer): boolean {
 	return !bytes.toString('utf8').includes('\uFFFD');
 }
 
-export interface DownloadSpec {
+/** A download, and the transport call it is: its item, its limits, the fields every error keeps. */
+export interface DownloadSpec extends Pick<GatewayCall, 'deadlineMs' | 'notAfter' | 'limitName' | 'errorFields'> {
 	link: string;
 	/** "Downloading the video of task x": what failed, in messages. */
 	what: string;
@@ -262,12 +263,6 @@ export interface DownloadSpec {
 	mediaPrefix: 'image/' | 'video/';
 	naming: FileNaming;
 	itemIndex: number;
-	deadlineMs?: number;
-	/** The item's deadline, when the download is part of a larger wait (an image item's limit). */
-	notAfter?: number;
-	limitName?: string;
-	/** Fields every error keeps (a task id, an image index and url). */
-	errorFields?: Record<string, unknown>;
 	/** What to do next, added to every hint (e.g. "run Download with task ID x"). */
 	nextStep?: string;
 	/** The type to use when the bytes name none, from the host's Content-Type. */
