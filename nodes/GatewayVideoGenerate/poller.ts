@@ -34,8 +34,8 @@ export function isPassingPollFailure(error: unknown): boolean {
  */
 export const FAILURE_RUN_LIMIT = { minFailedPolls: 3, minDurationMs: 120_000 };
 
-export function failureRunIsFatal(failedPolls: number, failingSince: number, now: number, limit = FAILURE_RUN_LIMIT): boolean {
-	return failedPolls >= limit.minFailedPolls && now - failingSince >= limit.minDurationMs;
+export function failureRunIsFatal(failedPolls: number, failingSince: number, now: number): boolean {
+	return failedPolls >= FAILURE_RUN_LIMIT.minFailedPolls && now - failingSince >= FAILURE_RUN_LIMIT.minDurationMs;
 }
 
 /** One task's waiting state between polls: its record, its run of failed polls, and its check times. */
