@@ -33,9 +33,9 @@ import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue, budgetSpacingMs, waitEndOf } from './checkSchedule';
 import { TaskPoller } from './poller';
-import type { TaskOutcome } from './poller';
+import type { TaskOutcome, WatchSettings } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
-import type { SubmitInput, WaitInput } from './request';
+import type { SubmitInput } from './request';
 import type { SubmittedTask } from './task';
 import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, executionIdOf, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
@@ -51,7 +51,7 @@ export interface VideoRuntime {
 export const defaultRuntime: VideoRuntime = { clock: realClock };
 
 /** One item: what to submit, or the task it already has (Resume Task ID: a retried run pays nothing twice). */
-type GenerateInput = WaitInput & ReturnType<typeof readOutputInput> & ({ submit: SubmitInput; resumeTaskId?: undefined } | { submit?: undefined; resumeTaskId: string });
+type GenerateInput = WatchSettings & ReturnType<typeof readOutputInput> & ({ submit: SubmitInput; resumeTaskId?: undefined } | { submit?: undefined; resumeTaskId: string });
 
 export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = defaultRuntime): Promise<INodeExecutionData[][]> {
 	const prepared = await prepareItems<GenerateInput>(ctx, async (itemIndex) => {

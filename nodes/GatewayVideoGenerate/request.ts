@@ -15,6 +15,7 @@ import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
+import type { WatchSettings } from './poller';
 
 export const DEFAULT_VIDEO_MODEL = 'video-2-0-fast-260128';
 /** The interface document (docs/gateway-interface.md) asks for 5 to 10 seconds between polls; faster is refused. */
@@ -200,13 +201,8 @@ export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number)
 	return { fields: { model, prompt, seconds, size }, extraBody, frame: planFirstFrame(ctx, itemIndex) };
 }
 
-export interface WaitInput {
-	intervalMs: number;
-	maxWaitMs: number;
-}
-
 /** Poll interval and maximum wait; an interval below 5 s is refused rather than quietly raised. */
-export function readWaitInput(ctx: IExecuteFunctions, itemIndex: number): WaitInput {
+export function readWaitInput(ctx: IExecuteFunctions, itemIndex: number): WatchSettings {
 	const interval = Number(ctx.getNodeParameter('options.pollIntervalSeconds', itemIndex, MIN_POLL_INTERVAL_SECONDS));
 	if (!Number.isFinite(interval) || interval < MIN_POLL_INTERVAL_SECONDS || interval > MAX_POLL_INTERVAL_SECONDS) {
 		throw fieldError(
