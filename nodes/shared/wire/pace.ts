@@ -192,8 +192,6 @@ export class TurnQueue<T extends Turn = Turn> {
 const BURST = 4;
 
 export class SendPace {
-	/** Requests per second; Infinity until the gateway first says 429. */
-	private perSecond = Number.POSITIVE_INFINITY;
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
@@ -208,14 +206,13 @@ export class SendPace {
 	 */
 	private readonly turns: TurnQueue;
 
-	/** `startPerSecond`: a pace from the start, instead of none until the first 429. */
 	constructor(
 		private readonly clock: Clock = realClock,
 		private readonly tuning: typeof DEFAULT_PACE = DEFAULT_PACE,
-		startPerSecond = Number.POSITIVE_INFINITY,
+		/** Requests per second; Infinity (none) until the gateway first says 429, unless a pace is given from the start. */
+		private perSecond = Number.POSITIVE_INFINITY,
 	) {
 		this.gate = new BackoffGate(clock);
-		this.perSecond = startPerSecond;
 		this.turns = new TurnQueue(clock, { spacingMs: () => 1000 / this.perSecond, heldUntil: () => this.gate.heldUntil, turnAtDeadline: true });
 	}
 
