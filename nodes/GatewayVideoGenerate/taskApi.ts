@@ -56,17 +56,19 @@ export function placeText(itemIndex: number | undefined, place: LogPlace): strin
 	return `(${parts.filter(Boolean).join(', ')})`;
 }
 
+/** A log line about video tasks, masked: their ids in its text, as n8n's default log format prints only the message. */
+export function logVideo(ctx: IExecuteFunctions, level: 'info' | 'warn', masker: GatewayClient['masker'], text: string, metadata: IDataObject): void {
+	const logger = (ctx as Partial<IExecuteFunctions>).logger;
+	if (typeof logger?.[level] === 'function') logger[level](masker.mask(`Model Gateway: ${text}`), masker.maskDeep(metadata));
+}
+
 /**
  * Logs a new task at info level at once, so a paid task can be found in n8n's log even when the
  * run is stopped, crashes or times out before its output is saved.
  */
 function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: TaskRecord, itemIndex: number): void {
-	const logger = (ctx as Partial<IExecuteFunctions>).logger;
-	if (typeof logger?.info !== 'function') return;
 	const place = { executionId: executionIdOf(ctx), node: client.node.name };
-	// The id in the text itself: n8n's default log format prints the message, not the metadata.
-	const message = `Model Gateway: video task created: ${task.task_id} ${placeText(itemIndex, place)}`;
-	logger.info(client.masker.mask(message), { taskId: client.masker.mask(task.task_id), itemIndex, ...place });
+	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
 }
 
 /** Whether a failed submit may have created the task all the same (read from the error, never its words). */
