@@ -28,7 +28,6 @@
  *    one that would end after Max Wait yields to promise 2: the last check goes at Max Wait.
  */
 import { TurnQueue } from '../shared/wire/pace';
-export { compareRanks } from '../shared/wire/pace';
 import type { Turn } from '../shared/wire/pace';
 import type { Clock } from '../shared/wire/timing';
 

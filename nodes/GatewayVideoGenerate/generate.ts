@@ -33,11 +33,11 @@ import { realClock } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue, budgetSpacingMs, waitEndOf } from './checkSchedule';
 import { TaskPoller } from './poller';
-import type { TaskOutcome } from './poller';
+import type { TaskOutcome, WatchSettings } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
-import type { OutputInput, SubmitInput, WaitInput } from './request';
+import type { SubmitInput } from './request';
 import type { SubmittedTask } from './task';
-import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, executionIdOf, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
+import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, executionIdOf, logVideo, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 import { VideoRun } from './videoRun';
 
@@ -51,7 +51,7 @@ export interface VideoRuntime {
 export const defaultRuntime: VideoRuntime = { clock: realClock };
 
 /** One item: what to submit, or the task it already has (Resume Task ID: a retried run pays nothing twice). */
-type GenerateInput = WaitInput & OutputInput & ({ submit: SubmitInput; resumeTaskId?: undefined } | { submit?: undefined; resumeTaskId: string });
+type GenerateInput = WatchSettings & ReturnType<typeof readOutputInput> & ({ submit: SubmitInput; resumeTaskId?: undefined } | { submit?: undefined; resumeTaskId: string });
 
 export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = defaultRuntime): Promise<INodeExecutionData[][]> {
 	const prepared = await prepareItems<GenerateInput>(ctx, async (itemIndex) => {
@@ -69,13 +69,11 @@ export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = d
 /** A task that ended without its video but may still be running (and charged): its id in the log line's text. */
 function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: number, place: LogPlace, masker: GatewayClient['masker']): void {
 	if (outcome.kind !== 'timeout' && outcome.kind !== 'unreachable') return;
-	const logger = (ctx as Partial<IExecuteFunctions>).logger;
-	if (typeof logger?.warn !== 'function') return;
 	const waited = outcome.kind === 'timeout' ? Math.round(outcome.waitedMs / 1000) : 0;
 	const why =
 		outcome.kind !== 'timeout' ? 'could not be checked' : outcome.lastCheckError ? `was not seen done within Max Wait (${waited} s; its last check failed)` : `is still running after ${waited} s (Max Wait)`;
-	const text = `Model Gateway: video task ${outcome.record.task_id} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
-	logger.warn(masker.mask(text), masker.maskDeep({ ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status }));
+	const text = `video task ${outcome.record.task_id} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
+	logVideo(ctx, 'warn', masker, text, { ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status });
 }
 
 /** The most status checks of one run waiting for their answer at once, whatever the budget. */

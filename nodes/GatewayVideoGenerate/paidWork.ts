@@ -8,7 +8,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { RunAddendum } from '../shared/failures/edge';
 import type { TaskRecord } from './task';
-import { mayHaveCreatedTask, refusedTaskIdOf, unconfirmedSubmitWords } from './taskApi';
+import { mayHaveCreatedTask, unconfirmedSubmitWords } from './taskApi';
 
 /** One created task, as the listing names it. */
 export interface ListedTask extends IDataObject {
@@ -31,27 +31,27 @@ export function taskLine(task: ListedTask): string {
 const itemsText = (items: number[]) => `item${items.length > 1 ? 's' : ''} ${[...items].sort((a, b) => a - b).join(', ')}`;
 
 export class PaidWork {
-	private readonly records = new Map<number, TaskRecord>();
+	/** The latest known state of every created task, by item. */
+	protected readonly tasks = new Map<number, TaskRecord>();
 	private readonly refused: Array<{ item: number; task_id: string }> = [];
 	/** Submits that failed after they may have created a task, and how they ended ("got no answer"). */
 	private readonly unconfirmed: Array<{ item: number; words: string }> = [];
 	private readonly skipped: number[] = [];
 
-	/** The latest known state of every created task, by item. */
-	get tasks(): ReadonlyMap<number, TaskRecord> {
-		return this.records;
-	}
-
 	/** An item's task as it is now: just created, checked, or as its wait ended. */
 	setTask(item: number, record: TaskRecord): void {
-		this.records.set(item, record);
+		this.tasks.set(item, record);
 	}
 
-	/** A failed submit: a refused task ID is kept, and a submit that may have created a task is named. */
+	/**
+	 * A failed submit that may have created a task: a task ID it answered but that was refused (it
+	 * cannot be polled, yet names a task the gateway may run and charge) is kept, else the submit is named.
+	 */
 	submitFailed(item: number, error: unknown): void {
-		const refusedId = refusedTaskIdOf(error);
-		if (refusedId !== undefined) this.refused.push({ item, task_id: refusedId });
-		else if (mayHaveCreatedTask(error)) this.unconfirmed.push({ item, words: unconfirmedSubmitWords(error) });
+		if (!mayHaveCreatedTask(error)) return;
+		const taskId = error.fields.task_id;
+		if (typeof taskId === 'string') this.refused.push({ item, task_id: taskId });
+		else this.unconfirmed.push({ item, words: unconfirmedSubmitWords(error) });
 	}
 
 	/** An item never submitted: the run stopped before its turn. */
@@ -61,7 +61,7 @@ export class PaidWork {
 
 	/** Whether the gateway may run (and charge) anything of this run. */
 	get mayBeCharged(): boolean {
-		return this.records.size > 0 || this.refused.length > 0 || this.unconfirmed.length > 0;
+		return this.tasks.size > 0 || this.refused.length > 0 || this.unconfirmed.length > 0;
 	}
 
 	/**
@@ -69,7 +69,7 @@ export class PaidWork {
 	 * own error says it), kept in the data.
 	 */
 	addendum(failedItem?: number): PaidWorkAddendum {
-		const tasks = [...this.records]
+		const tasks = [...this.tasks]
 			.sort(([a], [b]) => a - b)
 			.map(([item, record]) => ({ item, task_id: record.task_id, status: record.status, progress: record.progress ?? null }));
 		const fields = { tasks, unconfirmedItems: this.unconfirmed.map(({ item }) => item), refusedTasks: [...this.refused], notSubmittedItems: [...this.skipped].sort((a, b) => a - b) };

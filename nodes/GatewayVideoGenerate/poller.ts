@@ -34,8 +34,8 @@ export function isPassingPollFailure(error: unknown): boolean {
  */
 export const FAILURE_RUN_LIMIT = { minFailedPolls: 3, minDurationMs: 120_000 };
 
-export function failureRunIsFatal(failedPolls: number, failingSince: number, now: number, limit = FAILURE_RUN_LIMIT): boolean {
-	return failedPolls >= limit.minFailedPolls && now - failingSince >= limit.minDurationMs;
+export function failureRunIsFatal(failedPolls: number, failingSince: number, now: number): boolean {
+	return failedPolls >= FAILURE_RUN_LIMIT.minFailedPolls && now - failingSince >= FAILURE_RUN_LIMIT.minDurationMs;
 }
 
 /** One task's waiting state between polls: its record, its run of failed polls, and its check times. */
@@ -140,8 +140,8 @@ export class TaskPoller {
 	constructor(private readonly options: PollerOptions) {
 		const { signal } = options;
 		this.queue = options.queue ?? new CheckQueue(options.clock);
-		if (signal?.aborted) this.halt('cancelled');
-		else signal?.addEventListener('abort', () => this.halt('cancelled'), { once: true });
+		if (signal?.aborted) this.stop('cancelled');
+		else signal?.addEventListener('abort', () => this.stop('cancelled'), { once: true });
 	}
 
 	/** Waits for a submitted task; resolves with how it ended (never rejects). */
@@ -167,17 +167,12 @@ export class TaskPoller {
 				},
 			};
 			this.tasks.add(task);
-			this.poke();
+			this.nudge.abort();
 			if (!this.running) {
 				this.running = true;
 				this.loop = this.run();
 			}
 		});
-	}
-
-	/** Ends every wait now (another item failed and the node will not finish). */
-	stop(): void {
-		this.halt('stopped');
 	}
 
 	/**
@@ -190,17 +185,13 @@ export class TaskPoller {
 		while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
 	}
 
-	private halt(kind: 'cancelled' | 'stopped'): void {
+	/** Ends every wait now: another item failed and the node will not finish (or, from the signal, the execution was cancelled). */
+	stop(kind: 'cancelled' | 'stopped' = 'stopped'): void {
 		if (this.halted) return;
 		this.halted = kind;
 		this.queue.cancelAll();
-		this.poke();
-		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
-	}
-
-	/** Wakes the loop to look at the due times again. */
-	private poke(): void {
 		this.nudge.abort();
+		for (const task of [...this.tasks]) task.settle({ kind, record: task.state.record });
 	}
 
 	private async run(): Promise<void> {
@@ -223,7 +214,7 @@ export class TaskPoller {
 				try {
 					await clock.sleep(sleepMs, this.nudge.signal);
 				} catch {
-					// woken by halt() (every task is settled already) or by a change of due times
+					// woken by stop() (every task is settled already) or by a change of due times
 				}
 				if (this.halted) break;
 				if (this.nudge.signal.aborted) continue;
@@ -243,7 +234,7 @@ export class TaskPoller {
 			.finally(() => {
 				task.checking = false;
 				this.inFlight.delete(sent);
-				this.poke();
+				this.nudge.abort();
 			});
 		this.inFlight.add(sent);
 	}

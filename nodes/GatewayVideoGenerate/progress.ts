@@ -26,8 +26,8 @@ export class VideoProgress {
 		this.key = `video_${ctx.getNode().name}`.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 50);
 	}
 
-	/** The summary and the task ids, as they are now. */
-	text(): { summary: string; value: string } {
+	/** Shows the summary and the task ids as they are now, when they changed. */
+	update(): void {
 		const records = [...this.tasks].sort(([a], [b]) => a - b).map(([, record]) => record);
 		const count = (phase: string) => records.filter((record) => phaseOf(record.status) === phase).length;
 		const failed = count('failure');
@@ -38,11 +38,7 @@ export class VideoProgress {
 			ids.push(shortTaskId(record.task_id));
 		}
 		const rest = records.length - ids.length;
-		return { summary, value: `${summary}: ${ids.join(' ')}${rest ? ` +${rest} more` : ''}` };
-	}
-
-	update(): void {
-		const { summary, value } = this.text();
+		const value = `${summary}: ${ids.join(' ')}${rest ? ` +${rest} more` : ''}`;
 		if (value === this.last) return;
 		this.last = value;
 		try {

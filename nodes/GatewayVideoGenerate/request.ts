@@ -5,15 +5,17 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { attachmentType, formatSize } from '../shared/files/attachments';
+import { attachmentType } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
-import { binaryFileSource, readBinaryAtMost, readBinaryHead, recordedSize, streamableId } from '../shared/files/binary';
+import { binaryFileSource, readBinaryAtMost, recordedSize, scanBinary, streamableId } from '../shared/files/binary';
+import { formatSize } from '../shared/failures/errors';
 import { Base64Text } from '../shared/wire/jsonBody';
 import type { FileWaitLimit } from '../shared/wire/fileWait';
 import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { requestBody } from '../shared/items/body';
 import { fieldError, readBinaryPropertyName, readExtraBody, readInteger, readModelId, readText, requireText } from '../shared/items/validate';
 import { shortTaskId, taskIdProblem } from './task';
+import type { WatchSettings } from './poller';
 
 export const DEFAULT_VIDEO_MODEL = 'video-2-0-fast-260128';
 /** The interface document (docs/gateway-interface.md) asks for 5 to 10 seconds between polls; faster is refused. */
@@ -105,7 +107,7 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 	const size = id !== undefined && binary ? await recordedSize(ctx, binary) : undefined;
 	if (id !== undefined && size !== undefined) {
 		if (size > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, size);
-		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : await readBinaryHead(ctx, id, FRAME_HEAD_BYTES, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }));
+		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : (await scanBinary(ctx, id, FRAME_HEAD_BYTES, false, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property })).head);
 		const changed = (problem: string) => fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" changed after it was checked: it ${problem}`, 'Run the workflow again; the file must not change while the node runs.');
 		const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === type.mimeType ? undefined : `no longer starts as ${type.mimeType}`);
 		return new Base64Text(binaryFileSource(ctx, id, size, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }, changed, checkHead), `data:${type.mimeType};base64,`);
@@ -199,13 +201,8 @@ export async function readSubmitInput(ctx: IExecuteFunctions, itemIndex: number)
 	return { fields: { model, prompt, seconds, size }, extraBody, frame: planFirstFrame(ctx, itemIndex) };
 }
 
-export interface WaitInput {
-	intervalMs: number;
-	maxWaitMs: number;
-}
-
 /** Poll interval and maximum wait; an interval below 5 s is refused rather than quietly raised. */
-export function readWaitInput(ctx: IExecuteFunctions, itemIndex: number): WaitInput {
+export function readWaitInput(ctx: IExecuteFunctions, itemIndex: number): WatchSettings {
 	const interval = Number(ctx.getNodeParameter('options.pollIntervalSeconds', itemIndex, MIN_POLL_INTERVAL_SECONDS));
 	if (!Number.isFinite(interval) || interval < MIN_POLL_INTERVAL_SECONDS || interval > MAX_POLL_INTERVAL_SECONDS) {
 		throw fieldError(
@@ -247,12 +244,8 @@ export function readStatusBudget(ctx: IExecuteFunctions): number {
 	return value;
 }
 
-export interface OutputInput {
-	/** undefined: leave the video as a link (Download Video off). */
-	binaryPropertyName?: string;
-}
-
-export function readOutputInput(ctx: IExecuteFunctions, itemIndex: number): OutputInput {
+/** Where the video goes: its binary field, or undefined to leave it as a link (Download Video off). */
+export function readOutputInput(ctx: IExecuteFunctions, itemIndex: number): { binaryPropertyName?: string } {
 	const download = ctx.getNodeParameter('options.downloadVideo', itemIndex, true) !== false;
 	return { binaryPropertyName: download ? readBinaryPropertyName(ctx, itemIndex) : undefined };
 }

@@ -36,11 +36,6 @@ function fetchLater(taskId: string): string {
 	return `Nothing is lost: fetch the video later with the Get Status or Download operation and task ID ${shortTaskId(taskId)}.`;
 }
 
-/** Said once, by whoever ends the wait for a task: a status check's own errors leave it out. */
-function stillRunning(taskId: string): string {
-	return `The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)}`;
-}
-
 /** Who ran the request, for log lines: n8n's default log format prints only the message. */
 export interface LogPlace {
 	executionId?: string;
@@ -61,32 +56,24 @@ export function placeText(itemIndex: number | undefined, place: LogPlace): strin
 	return `(${parts.filter(Boolean).join(', ')})`;
 }
 
+/** A log line about video tasks, masked: their ids in its text, as n8n's default log format prints only the message. */
+export function logVideo(ctx: IExecuteFunctions, level: 'info' | 'warn', masker: GatewayClient['masker'], text: string, metadata: IDataObject): void {
+	const logger = (ctx as Partial<IExecuteFunctions>).logger;
+	if (typeof logger?.[level] === 'function') logger[level](masker.mask(`Model Gateway: ${text}`), masker.maskDeep(metadata));
+}
+
 /**
  * Logs a new task at info level at once, so a paid task can be found in n8n's log even when the
  * run is stopped, crashes or times out before its output is saved.
  */
 function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: TaskRecord, itemIndex: number): void {
-	const logger = (ctx as Partial<IExecuteFunctions>).logger;
-	if (typeof logger?.info !== 'function') return;
 	const place = { executionId: executionIdOf(ctx), node: client.node.name };
-	// The id in the text itself: n8n's default log format prints the message, not the metadata.
-	const message = `Model Gateway: video task created: ${task.task_id} ${placeText(itemIndex, place)}`;
-	logger.info(client.masker.mask(message), { taskId: client.masker.mask(task.task_id), itemIndex, ...place });
+	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
 }
 
 /** Whether a failed submit may have created the task all the same (read from the error, never its words). */
-export function mayHaveCreatedTask(error: unknown): boolean {
+export function mayHaveCreatedTask(error: unknown): error is GatewayError {
 	return error instanceof GatewayError && error.mayHaveActed;
-}
-
-/**
- * The task ID a submit answered but that was refused (it cannot be polled): the error keeps it,
- * since it still names a task the gateway may run and charge.
- */
-export function refusedTaskIdOf(error: unknown): string | undefined {
-	if (!(error instanceof GatewayError) || !mayHaveCreatedTask(error)) return undefined;
-	const taskId = error.fields.task_id;
-	return typeof taskId === 'string' ? taskId : undefined;
 }
 
 /**
@@ -135,10 +122,13 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 	return task;
 }
 
-/** The task record of a status answer. `ending`: the wait ends here, so its errors say the task may still run. */
+/**
+ * The task record of a status answer. `ending`: the wait ends here, so its errors say the task may
+ * still run (said once, by whoever ends the wait: a check of the wait loop leaves it out).
+ */
 function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUrl: string, ending: boolean): TaskRecord {
 	const task = readStatusAnswer(answer, taskId, baseUrl);
-	const then = ending ? ` ${stillRunning(taskId)}` : '';
+	const then = ending ? ` The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)}` : '';
 	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex, then);
 	if (task) return task;
 	throw missingResultError(`Checking video task ${shortTaskId(taskId)}`, 'task record', answer, {
@@ -261,11 +251,8 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			});
 		case 'unreachable': {
 			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(record.task_id)}`;
-			let error =
-				outcome.error instanceof GatewayError
-					? outcome.error
-					: new GatewayError({ kind: 'protocol', headline: `Checking video task ${id} failed`, gatewayMessage: outcome.error?.message });
 			const checking = `Checking video task ${id} failed`;
+			let error = outcome.error instanceof GatewayError ? outcome.error : new GatewayError({ kind: 'protocol', headline: checking, gatewayMessage: outcome.error?.message });
 			if (outcome.failedPolls > 1) {
 				const times = `${checking} ${outcome.failedPolls} times in a row`;
 				error = error.headline.startsWith(checking) ? error.with({ headline: `${times}${error.headline.slice(checking.length)}` }) : error.within(times);

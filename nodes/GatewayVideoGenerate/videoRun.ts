@@ -19,7 +19,7 @@ import type { PollAnswer } from './poller';
 import { VideoProgress } from './progress';
 import { mergeRecords } from './task';
 import type { TaskRecord } from './task';
-import { placeText } from './taskApi';
+import { logVideo, placeText } from './taskApi';
 import type { LogPlace } from './taskApi';
 
 /** Task lines per log line: a run of 1,000 videos logs its list in readable pieces. */
@@ -87,7 +87,7 @@ export class VideoRun extends PaidWork {
 		if (!this.failure) return undefined;
 		const { error, itemIndex } = this.failure;
 		const added = this.addendum(itemIndex);
-		if (this.tasks.size) this.logTasks(`Model Gateway: video run failed at item ${itemIndex}; its tasks`, place, masker, added);
+		if (this.tasks.size) this.logTasks(`video run failed at item ${itemIndex}; its tasks`, place, masker, added);
 		return asNodeError(node, error, itemIndex, masker, added);
 	}
 
@@ -98,7 +98,7 @@ export class VideoRun extends PaidWork {
 		const added = this.addendum();
 		const count = this.tasks.size;
 		const plural = count === 1 ? '' : 's';
-		this.logTasks(`Model Gateway: video run stopped while ${count} task${plural} may still be running`, place, masker, added);
+		this.logTasks(`video run stopped while ${count} task${plural} may still be running`, place, masker, added);
 		const error = new GatewayError({
 			kind: 'cancelled',
 			headline: count ? `The run was stopped while waiting for ${count} video task${plural}` : 'The run was stopped before the gateway confirmed any video task',
@@ -109,14 +109,12 @@ export class VideoRun extends PaidWork {
 
 	/** Warns with the run's tasks in the message text itself (n8n's default log format prints only the message), 100 a line. */
 	private logTasks(headline: string, place: LogPlace, masker: SecretMasker, { fields: { tasks, ...listing } }: PaidWorkAddendum): void {
-		const logger = (this.ctx as Partial<IExecuteFunctions>).logger;
-		if (typeof logger?.warn !== 'function') return;
 		const pieces = Math.max(1, Math.ceil(tasks.length / TASKS_PER_LOG_LINE));
 		for (let piece = 0; piece < pieces; piece++) {
 			const part = tasks.slice(piece * TASKS_PER_LOG_LINE, (piece + 1) * TASKS_PER_LOG_LINE);
 			const counter = pieces > 1 ? ` [${piece + 1}/${pieces}]` : '';
 			const list = part.length ? `: ${part.map(taskLine).join('; ')}` : '';
-			logger.warn(masker.mask(`${headline} ${placeText(undefined, place)}${counter}${list}`), masker.maskDeep({ ...place, ...listing, tasks: part }));
+			logVideo(this.ctx, 'warn', masker, `${headline} ${placeText(undefined, place)}${counter}${list}`, { ...place, ...listing, tasks: part });
 		}
 	}
 }

@@ -4,7 +4,8 @@
  * wait end is refused at once. (Moved here from SendPace's urgency tests: the pace now serves in
  * the order requests came, and the status checks' order is this queue's alone.)
  */
-import { CheckQueue, Tier, budgetSpacingMs, compareRanks, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { CheckQueue, Tier, budgetSpacingMs, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { compareRanks } from '../../nodes/shared/wire/pace';
 import type { CheckRank } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { createFakeClock } from '../helpers/fakeClock';
 import { createVirtualClock } from '../helpers/virtualClock';

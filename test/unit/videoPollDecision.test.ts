@@ -1,4 +1,5 @@
-import { BEHIND_MS, RETRY_JITTER, Tier, budgetIsShort, compareRanks, earliestSendAt, latestSendTimes, planTick, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { BEHIND_MS, RETRY_JITTER, Tier, budgetIsShort, earliestSendAt, latestSendTimes, planTick, rankOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
+import { compareRanks } from '../../nodes/shared/wire/pace';
 import type { CheckRank } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { FAILURE_RUN_LIMIT, decideAfterPoll, failureRunIsFatal, isPassingPollFailure } from '../../nodes/GatewayVideoGenerate/poller';
 import { LAST_ANSWER_MS, firstCheckAt, waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';

@@ -9,7 +9,7 @@ import { GatewayError, rootCause } from '../failures/errors';
 import { gatewayQuote, quoteStart } from '../failures/errorBody';
 import type { GatewayErrorInit } from '../failures/errors';
 import { callExtra } from '../wire/transport';
-import type { ByteStream, GatewayClient } from '../wire/transport';
+import type { ByteStream, GatewayCall, GatewayClient } from '../wire/transport';
 import type { FileStreamSource } from '../wire/streamedBody';
 import { closeStream, FileWaitEnded, raceFileWait } from '../wire/fileWait';
 import { deadlineSignal } from '../wire/timing';
@@ -93,11 +93,6 @@ export async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData, 
 /** Where n8n keeps a file outside the item and can stream it: its id, else undefined. */
 export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undefined): string | undefined {
 	return binary?.id && typeof ctx.helpers.getBinaryStream === 'function' ? binary.id : undefined;
-}
-
-/** The first `size` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item: scanBinary's head. */
-export async function readBinaryHead(ctx: IExecuteFunctions, id: string, size: number, limit: FileWaitLimit, field: FileField): Promise<Buffer> {
-	return (await scanBinary(ctx, id, size, false, limit, field)).head;
 }
 
 /**
@@ -230,21 +225,16 @@ export async function peekStream(stream: ByteStream, size = 32): Promise<Buffer>
 		}
 		if (stream.readableEnded) break;
 		const event = await new Promise<string>((resolve, reject) => {
-			const onReadable = () => settle('readable');
-			const onEnd = () => settle('end');
-			const onError = (error: unknown) => {
-				cleanup();
-				reject(error);
-			};
-			const cleanup = () => {
+			const settle = (name: string, error?: unknown) => {
 				stream.removeListener('readable', onReadable);
 				stream.removeListener('end', onEnd);
 				stream.removeListener('error', onError);
+				if (name === 'error') reject(error);
+				else resolve(name);
 			};
-			const settle = (name: string) => {
-				cleanup();
-				resolve(name);
-			};
+			const onReadable = () => settle('readable');
+			const onEnd = () => settle('end');
+			const onError = (error: unknown) => settle('error', error);
 			stream.once('readable', onReadable);
 			stream.once('end', onEnd);
 			stream.once('error', onError);
@@ -262,7 +252,8 @@ export function looksLikeText(bytes: Buffer): boolean {
 	return !bytes.toString('utf8').includes('\uFFFD');
 }
 
-export interface DownloadSpec {
+/** A download, and the transport call it is: its item, its limits, the fields every error keeps. */
+export interface DownloadSpec extends Pick<GatewayCall, 'deadlineMs' | 'notAfter' | 'limitName' | 'errorFields'> {
 	link: string;
 	/** "Downloading the video of task x": what failed, in messages. */
 	what: string;
@@ -272,12 +263,6 @@ export interface DownloadSpec {
 	mediaPrefix: 'image/' | 'video/';
 	naming: FileNaming;
 	itemIndex: number;
-	deadlineMs?: number;
-	/** The item's deadline, when the download is part of a larger wait (an image item's limit). */
-	notAfter?: number;
-	limitName?: string;
-	/** Fields every error keeps (a task id, an image index and url). */
-	errorFields?: Record<string, unknown>;
 	/** What to do next, added to every hint (e.g. "run Download with task ID x"). */
 	nextStep?: string;
 	/** The type to use when the bytes name none, from the host's Content-Type. */
@@ -325,8 +310,7 @@ const withNextStep = (hint: string, spec: DownloadSpec) => (spec.nextStep ? `${h
  * sent; a stream that breaks is the connection's failure; n8n's own storage limits are named as such.
  */
 export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayClient, spec: DownloadSpec): Promise<IBinaryData> {
-	const { itemIndex, what, deadlineMs, notAfter, limitName, errorFields } = spec;
-	const response = await client.download(spec.link, { itemIndex, what, deadlineMs, notAfter, limitName, errorFields }, spec.nextStep);
+	const response = await client.download(spec.link, spec, spec.nextStep);
 	const body = response.body;
 	const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
 	const extra = callExtra(spec, { status: response.status });

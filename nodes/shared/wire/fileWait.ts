@@ -32,29 +32,21 @@ export interface FileWaitLimit {
 	name: string;
 }
 
-/** The reason `signal` gives, when it is a scope's (or the abort of a request's attempt). */
-function endOf(ends: AbortSignal | DeadlineScope): FileWaitEnded {
-	return new FileWaitEnded(ends instanceof AbortSignal ? 'deadline' : ends.reason());
-}
-
 /**
  * `wait`, or FileWaitEnded as soon as `ends` aborts; a value that still comes after is handed to
  * `late` (to close a stream that opened too late).
  */
 export async function raceFileWait<T>(wait: Promise<T>, ends: AbortSignal | DeadlineScope, late?: (value: T) => void): Promise<T> {
 	const signal = ends instanceof AbortSignal ? ends : ends.signal;
-	const dropLate = () => void wait.then((value) => late?.(value), () => undefined);
-	if (signal.aborted) {
-		dropLate();
-		throw endOf(ends);
-	}
 	let onEnd: (() => void) | undefined;
 	try {
 		return await new Promise<T>((resolve, reject) => {
 			onEnd = () => {
-				dropLate();
-				reject(endOf(ends));
+				void wait.then((value) => late?.(value), () => undefined);
+				// A scope says why it ended; a request attempt's own signal ends with its deadline.
+				reject(new FileWaitEnded(ends instanceof AbortSignal ? 'deadline' : ends.reason()));
 			};
+			if (signal.aborted) return onEnd();
 			signal.addEventListener('abort', onEnd, { once: true });
 			wait.then(resolve, reject);
 		});

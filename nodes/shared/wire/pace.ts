@@ -15,20 +15,18 @@
 import { BackoffGate, CancelledError, PastDeadline, realClock } from './timing';
 import type { Clock } from './timing';
 
-export interface PaceTuning {
+export const DEFAULT_PACE = {
 	/** After a 429 the pace is this share of what got through in the last second. */
-	decrease: number;
+	decrease: 0.9,
 	/** Requests per second added per second of successes. */
-	increasePerSecond: number;
+	increasePerSecond: 0.5,
 	/** The slowest pace: one request every two seconds. */
-	minPerSecond: number;
+	minPerSecond: 0.5,
 	/** 429s within this time of a cut, for requests sent before it, cut nothing more. */
-	cutGuardMs: number;
+	cutGuardMs: 1000,
 	/** The window "what got through" is counted over. */
-	windowMs: number;
-}
-
-export const DEFAULT_PACE: PaceTuning = { decrease: 0.9, increasePerSecond: 0.5, minPerSecond: 0.5, cutGuardMs: 1000, windowMs: 1000 };
+	windowMs: 1000,
+};
 
 /** A wait for a turn. */
 export interface Turn {
@@ -194,8 +192,6 @@ export class TurnQueue<T extends Turn = Turn> {
 const BURST = 4;
 
 export class SendPace {
-	/** Requests per second; Infinity until the gateway first says 429. */
-	private perSecond = Number.POSITIVE_INFINITY;
 	private lastCut = Number.NEGATIVE_INFINITY;
 	/** When the first request went out: early in a run the window is not full yet. */
 	private firstSend: number | undefined;
@@ -210,14 +206,13 @@ export class SendPace {
 	 */
 	private readonly turns: TurnQueue;
 
-	/** `startPerSecond`: a pace from the start, instead of none until the first 429. */
 	constructor(
 		private readonly clock: Clock = realClock,
-		private readonly tuning: PaceTuning = DEFAULT_PACE,
-		startPerSecond = Number.POSITIVE_INFINITY,
+		private readonly tuning: typeof DEFAULT_PACE = DEFAULT_PACE,
+		/** Requests per second; Infinity (none) until the gateway first says 429, unless a pace is given from the start. */
+		private perSecond = Number.POSITIVE_INFINITY,
 	) {
 		this.gate = new BackoffGate(clock);
-		this.perSecond = startPerSecond;
 		this.turns = new TurnQueue(clock, { spacingMs: () => 1000 / this.perSecond, heldUntil: () => this.gate.heldUntil, turnAtDeadline: true });
 	}
 
