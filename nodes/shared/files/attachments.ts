@@ -112,8 +112,6 @@ export interface LoadedFile extends FileAttachment {
 
 export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 
-export { formatSize };
-
 const ATTACHABLE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
 /** The type of a file from its first bytes: one of the images both formats take, a PDF, or undefined. */
