@@ -33,11 +33,6 @@ export const MAX_IMAGE_ANSWER_BYTES = 1024 * MB;
 /** The answer without its images' data: a few kilobytes of JSON. */
 const MAX_ANSWER_TEXT_BYTES = 64 * MB;
 
-export interface ImageAnswerLimits {
-	maxAnswerBytes: number;
-	maxTextBytes: number;
-}
-
 /**
  * Sends the paid generation request and reads its answer as it streams in, decoding each image
  * as it arrives (inlineImages.ts). The answer is then judged as any JSON answer is.
@@ -45,7 +40,7 @@ export interface ImageAnswerLimits {
 export async function requestImages(
 	client: GatewayClient,
 	call: GatewayCall,
-	limits: ImageAnswerLimits = { maxAnswerBytes: MAX_IMAGE_ANSWER_BYTES, maxTextBytes: MAX_ANSWER_TEXT_BYTES },
+	limits = { maxAnswerBytes: MAX_IMAGE_ANSWER_BYTES, maxTextBytes: MAX_ANSWER_TEXT_BYTES },
 ): Promise<{ answer: ImageAnswer; images: InlineImages }> {
 	const what = call.what ?? 'Generating the images';
 	const response = await client.stream(call);

@@ -44,7 +44,7 @@ export class InlineImages {
 	 */
 	take(value: string): InlineImage {
 		const image = this.byPlaceholder.get(value);
-		if (image === undefined) return inlineImage(decodeBase64(value.replace(DATA_URL_PREFIX, '').trim()));
+		if (image === undefined) return inlineImage(decodeBase64(value.trim().replace(DATA_URL_PREFIX, '')));
 		this.byPlaceholder.delete(value);
 		return image;
 	}

@@ -18,7 +18,7 @@ export interface PlannedImage {
 	json: IDataObject;
 	/** A link to download into binary data now. */
 	download?: string;
-	/** Inline Base64 image data to decode. */
+	/** Inline image data: the reader's placeholder for it, or Base64 (InlineImages.take decodes either). */
 	base64?: string;
 	/** The file name without extension (the extension comes from the bytes). */
 	baseName: string;
@@ -52,11 +52,6 @@ export function linkBaseName(link: string): string | undefined {
 	}
 }
 
-/** Some relays return `data:image/png;base64,…` instead of bare Base64. */
-export function stripDataUrlPrefix(base64: string): string {
-	return base64.replace(/^data:[^,]*;base64,/i, '').trim();
-}
-
 // Per-image fields the node sets itself, or that belong in binary data rather than JSON.
 const OWN_IMAGE_FIELDS = new Set(['b64_json', 'url', 'index', 'model']);
 /** Says, on the first image, that its `usage` is the whole request's. */
@@ -87,7 +82,7 @@ export function planImages(answer: ImageAnswer, request: ImageRequest, groupMult
 		json.estimatedCostUsd = estimatedCostUsd;
 
 		const planned: PlannedImage = { index, json, baseName: (url && linkBaseName(url)) || `image-${index}` };
-		if (isNonEmptyString(entry.b64_json)) planned.base64 = stripDataUrlPrefix(entry.b64_json);
+		if (isNonEmptyString(entry.b64_json)) planned.base64 = entry.b64_json;
 		else if (url && request.downloadImage) planned.download = url;
 		return planned;
 	});

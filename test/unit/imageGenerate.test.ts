@@ -17,7 +17,6 @@ import {
 	imageAnswerProblem,
 	linkBaseName,
 	planImages,
-	stripDataUrlPrefix,
 	UNKNOWN_FILE,
 } from '../../nodes/GatewayImageGenerate/response';
 import { downloadToBinary, isPageContentType } from '../../nodes/shared/files/binary';
@@ -207,6 +206,7 @@ describe('reading an answer with its images decoded as they arrive', () => {
 		const reader = new ImageAnswerReader(1e6, 1e6);
 		expect(reader.images.take(png.toString('base64')).bytes?.equals(png)).toBe(true);
 		expect(reader.images.take('garbage!')).toEqual({ problem: 'is not valid Base64' });
+		expect(reader.images.take(` data:image/png;base64,${png.toString('base64')}\n`).bytes?.equals(png)).toBe(true);
 	});
 
 	it('stops at the answer`s limit, and at the limit of its text without the images', () => {
@@ -266,7 +266,7 @@ describe('one output item per image', () => {
 			expect(image).toEqual({
 				index: 0,
 				baseName: 'image-0',
-				base64: 'iVBORw0KGgo=',
+				base64: 'data:image/png;base64,iVBORw0KGgo=',
 				json: { model: 'img-image-2', index: 0, revised_prompt: 'r', estimatedCostUsd: 0.04 },
 			});
 		}
@@ -298,11 +298,6 @@ describe('small decisions', () => {
 		['not a link', undefined],
 	])('names the file after the link %s', (link, name) => {
 		expect(linkBaseName(link)).toBe(name);
-	});
-
-	it('strips a data URL prefix from Base64', () => {
-		expect(stripDataUrlPrefix('data:image/webp;base64,UklGR')).toBe('UklGR');
-		expect(stripDataUrlPrefix('iVBORw0KGgo=')).toBe('iVBORw0KGgo=');
 	});
 
 	it.each([

@@ -80,7 +80,7 @@ describe('runPerItem', () => {
 				},
 				run: async (input) => {
 					ran.push(input);
-					return { ok: input };
+					return { json: { ok: input } };
 				},
 			}),
 		).rejects.toThrow('"Prompt" must not be empty (item 2)');
@@ -97,7 +97,7 @@ describe('runPerItem', () => {
 			run: async (input) => {
 				await tick((4 - input) * 5); // later items answer first
 				if (input === 3) throw new NodeOperationError(ctx.getNode(), 'gateway said no', { itemIndex: input });
-				return [{ image: `${input}a` }, { image: `${input}b` }];
+				return [{ json: { image: `${input}a` } }, { json: { image: `${input}b` } }];
 			},
 		});
 		expect(output.map((item) => item.json)).toEqual([
@@ -141,7 +141,7 @@ describe('runPerItem: the paid work of a failed run', () => {
 				await tick(input === 2 ? 1 : 20); // item 2 fails first; 0 and 1 are still on their way
 				if (input === 2) throw new NodeOperationError(ctx.getNode(), 'item 2 refused', { itemIndex: 2 });
 				if (input === 1) throw new NodeOperationError(ctx.getNode(), 'item 1 broke too', { itemIndex: 1 });
-				return { task_id: `task_${input}` };
+				return { json: { task_id: `task_${input}` } };
 			},
 			paidWork: (run) => {
 				seen = run;

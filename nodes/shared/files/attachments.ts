@@ -112,8 +112,6 @@ export interface LoadedFile extends FileAttachment {
 
 export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 
-export { formatSize };
-
 const ATTACHABLE_IMAGES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
 /** The type of a file from its first bytes: one of the images both formats take, a PDF, or undefined. */
@@ -250,7 +248,7 @@ export async function planAttachments(
 	const links = request.imageUrls ?? [];
 	const limit = { scope: fileWaitScope(Date.now() + request.deadlineMs, ctx.getExecutionCancelSignal?.()), name: limitName };
 	const plan = { format, files: await planFiles(ctx, itemIndex, request.binaryAttachments, links.length, format, limit), links };
-	checkRequestSize(ctx, itemIndex, bodyWithParts(body, attachmentParts(format, placeholders(plan.files), links)), plan.files);
+	checkRequestSize(ctx, itemIndex, body, plan);
 	return plan;
 }
 
@@ -271,15 +269,11 @@ export function bodyWithParts(body: IDataObject, parts: readonly IDataObject[]):
 	return { ...body, messages: messages.map(({ role, content }, position) => (position === last ? { role, content: [...parts, { type: 'text', text: content }] } : { role, content })) };
 }
 
-/** The files of a plan as placeholders without data: a request built from them is measured, not sent. */
-export function placeholders(files: readonly FileAttachment[] | undefined): LoadedFile[] {
-	return (files ?? []).map((file) => ({ ...file, data: Buffer.alloc(0) }));
-}
-
-/** Checks the size of a request built with `placeholders`, adding the Base64 text of every file. */
-export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, bodyWithoutData: IDataObject, files: readonly FileAttachment[] | undefined): void {
-	if (!files?.length) return;
-	const size = Buffer.byteLength(JSON.stringify(bodyWithoutData)) + files.reduce((sum, file) => sum + base64Length(file.size), 0);
+/** Checks the size of `body` with the plan's parts: measured on placeholders without data (not sent), plus each file's Base64 text. */
+export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, body: IDataObject, plan: AttachmentPlan): void {
+	if (plan.files.length === 0) return;
+	const withoutData = bodyWithParts(body, attachmentParts(plan.format, plan.files.map((file) => ({ ...file, data: Buffer.alloc(0) })), plan.links));
+	const size = Buffer.byteLength(JSON.stringify(withoutData)) + plan.files.reduce((sum, file) => sum + base64Length(file.size), 0);
 	if (size > MAX_REQUEST_BYTES) {
 		throw fieldError(
 			ctx,
@@ -291,10 +285,7 @@ export function checkRequestSize(ctx: IExecuteFunctions, itemIndex: number, body
 	}
 }
 
-/**
- * The planned files, now to send them: a file n8n keeps outside the item is streamed into the
- * request as it is sent (checked again as it is read: its size and type); one in the item is read.
- */
+/** The planned files, now to send them (checkedFileToSend). */
 export async function loadAttachments(ctx: IExecuteFunctions, itemIndex: number, files: readonly FileAttachment[] | undefined): Promise<LoadedFile[]> {
 	const loaded: LoadedFile[] = [];
 	for (const file of files ?? []) {
@@ -348,10 +339,9 @@ export function describeBinary(binary: IBinaryData): string {
 }
 
 /**
- * What the check before any request reads of a file of the input item (inputBinary): its first
- * `headBytes` where n8n keeps the file outside the item (the whole file read by, counted, where
- * n8n recorded no size), the whole file where n8n keeps it in the item. `size` is the file's. A
- * file whose recorded size is above `maxBytes` is refused (`tooLarge`) without reading it.
+ * What the check before any request reads of a file of the input item, as the header says (its
+ * first `headBytes` where n8n keeps it outside the item); `size` is the file's. A file whose
+ * recorded size is above `maxBytes` is refused (`tooLarge`) without reading it.
  */
 export async function fileToCheck(
 	ctx: IExecuteFunctions,
@@ -381,11 +371,7 @@ export interface CheckedFile {
 	mimeType: string;
 }
 
-/**
- * The checked file, now to send it: a file n8n keeps outside the item as a source streamed into
- * the request (its size and its type, `typeOf` its first bytes, checked again as it is read);
- * one in the item read, no further than one byte past its checked size, and compared.
- */
+/** The checked file, now to send it, as the header says; `typeOf` types its first bytes. One in the item is read no further than one byte past its checked size. */
 export async function checkedFileToSend(
 	ctx: IExecuteFunctions,
 	field: FileField,

@@ -3,7 +3,7 @@
  * then run with bounded concurrency; output keeps input order and `pairedItem` whatever order the
  * answers arrive in, and Continue On Fail turns a failed item into an item with `json.error`.
  */
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { asNodeError, errorItem } from '../failures/edge';
 import type { RunAddendum } from '../failures/edge';
@@ -17,8 +17,6 @@ export interface PreparedItem<P> {
 	input?: P;
 	error?: Error;
 }
-
-export type ItemOutput = INodeExecutionData[] | INodeExecutionData | IDataObject | IDataObject[];
 
 /**
  * Runs `worker` over `inputs` with at most `limit` running at once. Fails fast: after the first
@@ -84,18 +82,6 @@ export async function prepareItems<P>(ctx: IExecuteFunctions, prepare: (itemInde
 	});
 }
 
-/** Normalises what an operation returns into output items paired with their input item. */
-export function toOutputItems(output: ItemOutput, itemIndex: number): INodeExecutionData[] {
-	const list = Array.isArray(output) ? output : [output];
-	return (list as Array<INodeExecutionData | IDataObject>).map((entry) => {
-		const item: INodeExecutionData =
-			entry && typeof entry === 'object' && 'json' in entry && typeof entry.json === 'object'
-				? (entry as INodeExecutionData)
-				: { json: entry as IDataObject };
-		return { ...item, pairedItem: item.pairedItem ?? { item: itemIndex } };
-	});
-}
-
 /** Reads the node's concurrency option (shared name across nodes), clamped to the allowed range. */
 export function getConcurrency(ctx: IExecuteFunctions): number {
 	const raw = Number(ctx.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY));
@@ -106,8 +92,8 @@ export function getConcurrency(ctx: IExecuteFunctions): number {
 export interface PerItemOperation<P> {
 	/** Reads and checks one item's parameters, throwing an error that names field and item. */
 	prepare(itemIndex: number): P | Promise<P>;
-	/** Calls the gateway for one item. */
-	run(input: P, itemIndex: number, client: GatewayClient): Promise<ItemOutput>;
+	/** Calls the gateway for one item; its output items are paired with it. */
+	run(input: P, itemIndex: number, client: GatewayClient): Promise<INodeExecutionData | INodeExecutionData[]>;
 	/**
 	 * For paid work that leaves something to fetch later (a video task): what the run's error adds
 	 * when an item fails the run. n8n keeps no output of a failed node, and the other items'
@@ -149,7 +135,8 @@ export async function runPerItem<P>(ctx: IExecuteFunctions, operation: PerItemOp
 				getConcurrency(ctx),
 				async ({ itemIndex, input }) => {
 					try {
-						outputs.set(itemIndex, toOutputItems(await operation.run(input as P, itemIndex, client), itemIndex));
+						const output = [await operation.run(input as P, itemIndex, client)].flat();
+						outputs.set(itemIndex, output.map((item) => ({ ...item, pairedItem: { item: itemIndex } })));
 					} catch (error) {
 						if (!continueOnFail) {
 							failedItem ??= itemIndex;
