@@ -94,7 +94,7 @@ async function imageFile(
 		expected: 'an image',
 		mediaPrefix: 'image/',
 		downloadOption: 'Download Image',
-		naming: { baseName: image.baseName, fallback: UNKNOWN_FILE },
+		baseName: image.baseName,
 		fallback: fileTypeFromHeader,
 		itemIndex,
 		...limit,

@@ -7,7 +7,6 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { downloadToBinary } from '../shared/files/binary';
-import type { FileType } from '../shared/files/binary';
 import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
 import { itemDeadline } from '../shared/wire/transport';
 import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
@@ -27,7 +26,6 @@ export const MAX_WAIT_FIELD = 'Max Wait (Seconds)';
 export const STATUS_DEADLINE_MS = 30_000;
 /** The whole download, to the last byte (a large video over a slow link needs minutes). */
 export const DOWNLOAD_DEADLINE_MS = 15 * 60_000;
-const MP4: FileType = { mimeType: 'video/mp4', extension: 'mp4' };
 
 export const MAY_HAVE_CREATED_HINT =
 	'The gateway may have created the task: it was not submitted again, so as not to pay twice. Check the gateway console before running this item again.';
@@ -291,7 +289,7 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		what: `Downloading the video of task ${id}`,
 		expected: 'a video',
 		mediaPrefix: 'video/',
-		naming: { baseName: `video-${record.task_id}`, fallback: MP4 },
+		baseName: `video-${record.task_id}`,
 		itemIndex,
 		deadlineMs: DOWNLOAD_DEADLINE_MS,
 		...limit,

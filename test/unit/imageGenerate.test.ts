@@ -439,8 +439,7 @@ describe('streaming a download into binary data (shared binary.ts)', () => {
 	async function download(...chunks: Buffer[]) {
 		ctx.helpers.httpRequest = (async () => ({ statusCode: 200, headers: { 'content-type': 'application/octet-stream' }, body: Readable.from(chunks) })) as never;
 		const client = await GatewayClient.create(ctx);
-		const naming = { baseName: 'img_1', fallback: UNKNOWN_FILE };
-		return await downloadToBinary(ctx, client, { link: 'http://files.example:8080/img_1', what: 'Downloading image 0', expected: 'an image', mediaPrefix: 'image/', downloadOption: 'Download Image', naming, itemIndex: 0 });
+		return await downloadToBinary(ctx, client, { link: 'http://files.example:8080/img_1', what: 'Downloading image 0', expected: 'an image', mediaPrefix: 'image/', downloadOption: 'Download Image', baseName: 'img_1', itemIndex: 0 });
 	}
 
 	it('keeps every byte of a file that arrives in small chunks', async () => {

@@ -60,14 +60,14 @@ export interface FileNaming {
 	fallback: FileType;
 }
 
-function fileName(naming: FileNaming, type: FileType): string {
-	const safe = naming.baseName.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(0, 100) || 'file';
+function fileName(baseName: string, type: FileType): string {
+	const safe = baseName.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(0, 100) || 'file';
 	return `${safe}.${type.extension}`;
 }
 
 export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, naming: FileNaming): Promise<IBinaryData> {
 	const type = sniffFileType(bytes) ?? naming.fallback;
-	return await ctx.helpers.prepareBinaryData(bytes, fileName(naming, type), type.mimeType);
+	return await ctx.helpers.prepareBinaryData(bytes, fileName(naming.baseName, type), type.mimeType);
 }
 
 /**
@@ -261,7 +261,8 @@ export interface DownloadSpec extends Pick<GatewayCall, 'deadlineMs' | 'notAfter
 	expected: string;
 	/** The MIME type family the file must sniff as to be taken even when its start reads as text. */
 	mediaPrefix: 'image/' | 'video/';
-	naming: FileNaming;
+	/** File name without extension, e.g. `image-0` or `video-<task id>`. */
+	baseName: string;
 	itemIndex: number;
 	/** What to do next, added to every hint (e.g. "run Download with task ID x"). */
 	nextStep?: string;
@@ -335,7 +336,7 @@ export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayCl
 		throw refuse(head.length === 0 ? 'an empty body' : `text (served as ${contentType || 'no content type'})`, quote);
 	}
 	const type = sniffed ?? spec.fallback?.(contentType) ?? { mimeType: 'application/octet-stream', extension: 'bin' };
-	const name = fileName(spec.naming, type);
+	const name = fileName(spec.baseName, type);
 	let streamError: unknown;
 	const onError = (error: unknown) => {
 		streamError ??= error;
