@@ -118,9 +118,9 @@ function rows(description) {
 
 /** The generated block of a node's page, markers included. */
 function fieldsTable(description) {
+	const hasOptions = description.properties.some((field) => field.name === 'options');
 	const lines = [
-		'Fields under *Options* are sent only once you add them; their default is the value they start with.',
-		'',
+		...(hasOptions ? ['Fields under *Options* are sent only once you add them; their default is the value they start with.', ''] : []),
 		'| Field | Default | Shown for | Notes |', '|---|---|---|---|', ...rows(description).map((r) => `| ${r.join(' | ')} |`)];
 	return `${START}\n${lines.join('\n')}\n${END}`;
 }

@@ -3,7 +3,6 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties, INodeType,
 
 import { withMaskedExits } from '../shared/failures/exits';
 import { credentialTest } from '../shared/panel/credentialTest';
-import { optionsCollection } from '../shared/panel/descriptions';
 import { DOCS_URL } from '../shared/panel/links';
 import { operationName, operationSubtitle } from '../shared/panel/subtitle';
 import { getBalance } from './getBalance';
@@ -25,7 +24,6 @@ const ACCOUNT_PROPERTIES: INodeProperties[] = [
 			},
 		],
 	},
-	optionsCollection([]),
 ];
 
 export class GatewayAccount implements INodeType {

@@ -21,7 +21,7 @@ const NEITHER = /answers neither GET \/api\/usage\/token\/ \(new-api\) nor GET \
 
 async function run(options: { apiKey?: string; baseUrl?: string; items?: number; continueOnFail?: boolean } = {}): Promise<{ output?: INodeExecutionData[]; error?: NodeApiError }> {
 	const { ctx } = createExecuteContext({
-		parameters: { operation: 'getBalance', options: {} },
+		parameters: { operation: 'getBalance' },
 		items: Array.from({ length: options.items ?? 1 }, (_, index) => ({ json: { index } })),
 		credentials: { apiKey: options.apiKey ?? KEY, baseUrl: options.baseUrl ?? env.gateway.baseUrl },
 		continueOnFail: options.continueOnFail,

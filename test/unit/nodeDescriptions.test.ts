@@ -224,3 +224,9 @@ describe.each(DISPLAY_RULES)('Idle Timeout is shown where it applies (%s)', (_ru
 		expect(idleTimeoutShown('GatewayChatModel', { options: {} })).toBe(true);
 	});
 });
+
+describe('Gateway Account', () => {
+	it('shows its operation only: one balance read serves the whole run, so a Concurrency option would do nothing', () => {
+		expect(NODES.GatewayAccount.description.properties.map((property) => property.name)).toEqual(['operation']);
+	});
+});
