@@ -95,7 +95,7 @@ function loadDist() {
 	const require_ = (file) => require(path.join(DIST, file));
 	return {
 		callChat: require_('shared/chat/chatCall.js').callChat,
-		chat: { ...require_('shared/chat/completions.js'), wire: require_('GatewayChat/complete.js').CHAT_COMPLETIONS },
+		chat: { ...require_('shared/chat/completions.js'), wire: require_('shared/chat/completions.js').CHAT_COMPLETIONS },
 		messages: { ...require_('GatewayMessages/reply.js'), wire: require_('GatewayMessages/create.js').MESSAGES_WIRE },
 	};
 }

@@ -4,16 +4,13 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { attachedBody } from '../shared/files/attachments';
 import { callChat } from '../shared/chat/chatCall';
 import { runPerItem } from '../shared/items/itemRunner';
-import type { ChatWire } from '../shared/chat/chatCall';
 import { jsonReplyData } from '../shared/chat/jsonReply';
-import { ChatCompletionStream, chatAnswerText, chatOutput, chatReplyProblem } from '../shared/chat/completions';
+import { CHAT_COMPLETIONS, chatOutput } from '../shared/chat/completions';
 import type { ChatCompletion } from '../shared/chat/completions';
 import { prepareChatItem } from './request';
 import type { ChatRequest } from './request';
 
 const WHAT = 'The chat request';
-
-export const CHAT_COMPLETIONS: ChatWire<ChatCompletion> = { path: '/v1/chat/completions', replyStream: ChatCompletionStream, answerText: chatAnswerText, replyProblem: chatReplyProblem };
 
 function chatItemJson(completion: ChatCompletion, request: ChatRequest, itemIndex: number): IDataObject {
 	const json = chatOutput(completion);

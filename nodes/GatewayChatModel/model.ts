@@ -31,12 +31,11 @@ import { CHAT_LIMIT, chatIdle, checkedReply, replyTexts, streamFailure, wholeAns
 import { StreamMasker } from '../shared/credential/secrets';
 import { asNodeError } from '../shared/failures/edge';
 import type { GatewayClient } from '../shared/wire/transport';
-import { ChatCompletionStream, chatReplyProblem } from '../shared/chat/completions';
+import { CHAT_COMPLETIONS, ChatCompletionStream } from '../shared/chat/completions';
 import type { ChatCompletion } from '../shared/chat/completions';
 import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, requestBody, toWireMessages, toWireTools } from './wire';
 import type { ModelSettings, WireTool } from './wire';
 
-const PATH = '/v1/chat/completions';
 export const WHAT = CHAT_MODEL_WHAT;
 const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off streaming in the AI node.';
 
@@ -74,7 +73,7 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
 }
 
-const checkedCompletion = (completion: ChatCompletion) => checkedReply({ what: WHAT, replyProblem: chatReplyProblem }, completion);
+const checkedCompletion = (completion: ChatCompletion) => checkedReply({ what: WHAT, replyProblem: CHAT_COMPLETIONS.replyProblem }, completion);
 
 type SdkBaseChatModel = typeof BaseChatModel;
 
@@ -145,7 +144,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 		async generate(messages: Message[], config?: CallConfig): Promise<GenerateResult> {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
-				const completion = await client.json<ChatCompletion>({ path: PATH, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT });
+				const completion = await client.json<ChatCompletion>({ path: CHAT_COMPLETIONS.path, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT });
 				// What the agent, its tools and n8n's run data and event log get: masked.
 				return client.masker.maskDeep(generateResultOf(checkedCompletion(completion)));
 			} catch (error) {
@@ -158,7 +157,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
 				// The transport ends the stream at the deadline or when a signal aborts.
-				const request = { path: PATH, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT };
+				const request = { path: CHAT_COMPLETIONS.path, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT };
 				response = await client.stream({ ...request, idle: chatIdle(this.deps.idleMs) });
 			} catch (error) {
 				throw this.streamError(error);

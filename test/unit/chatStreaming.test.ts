@@ -5,8 +5,7 @@
 import { Readable } from 'node:stream';
 import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 
-import { ChatCompletionStream, chatOutput } from '../../nodes/shared/chat/completions';
-import { CHAT_COMPLETIONS } from '../../nodes/GatewayChat/complete';
+import { CHAT_COMPLETIONS, ChatCompletionStream, chatOutput } from '../../nodes/shared/chat/completions';
 import type { ChatCompletion } from '../../nodes/shared/chat/completions';
 import { callChat, liveTextFor } from '../../nodes/shared/chat/chatCall';
 import { MessageEventStream } from '../../nodes/GatewayMessages/reply';

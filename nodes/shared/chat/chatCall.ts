@@ -205,7 +205,7 @@ export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient,
 
 async function callChatWith<R>(client: GatewayClient, wire: ChatWire<R>, call: ChatCall, live: LiveText | undefined): Promise<R> {
 	const request = { path: wire.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, limitName: CHAT_LIMIT, headers: wire.headers };
-	const checked = (reply: R) => checkedReply({ ...call, replyProblem: wire.replyProblem }, reply);
+	const checked = (reply: R) => checkedReply({ what: call.what, itemIndex: call.itemIndex, replyProblem: wire.replyProblem }, reply);
 	if (!call.stream) {
 		const reply = checked(await client.json<R>(request));
 		if (live) await passWhole(live, wire.answerText(reply));

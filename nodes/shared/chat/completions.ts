@@ -6,6 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { ReplyStream, StreamFault } from './chatCall';
+import type { ChatWire } from './chatCall';
 import type { ServerSentEvent } from '../wire/sse';
 
 export interface ChatCompletion extends IDataObject {
@@ -156,3 +157,6 @@ export class ChatCompletionStream extends ReplyStream<ChatCompletion> {
 		}
 	}
 }
+
+/** The chat-completions format as callChat speaks it (Gateway Chat; the Chat Model takes its path and reply check). */
+export const CHAT_COMPLETIONS: ChatWire<ChatCompletion> = { path: '/v1/chat/completions', replyStream: ChatCompletionStream, answerText: chatAnswerText, replyProblem: chatReplyProblem };
