@@ -295,5 +295,13 @@ export async function runScenario(gateway: FuzzGateway, scenario: Scenario): Pro
 	clearTimeout(timer);
 	outcome.settledAt = Date.now();
 	gateway.settle(state);
+	// The node closes every connection it left with an answer unfinished: a moment for the closes to be seen.
+	for (const until = Date.now() + CLOSE_GRACE_MS; unfinishedOpen(state).length > 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
 	return { outcome, state };
 }
+
+/** How long after the run ends its connections have to close. */
+const CLOSE_GRACE_MS = 1000;
+
+/** Requests of the run whose answer the gateway had not written whole, on a connection neither end has closed. */
+export const unfinishedOpen = (state: RunState) => state.requests.filter((request) => !request.complete && request.closedAt === undefined && request.answerKind !== 'late');

@@ -13,6 +13,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import * as diagnostics from 'node:diagnostics_channel';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -278,6 +279,8 @@ export interface LoggedRequest {
 	malformedToolCall?: string;
 	/** Answered before its body was read whole, and how the gateway went on. */
 	early?: EarlyMode;
+	/** When either end of its connection closed while its answer was being written. */
+	closedAt?: number;
 }
 
 export interface Silence {
@@ -462,6 +465,7 @@ export class FuzzGateway {
 				early,
 			};
 			state.requests.push(logged);
+			watchClose(socket, logged);
 			if (state.settledAt !== undefined && logged.at > state.settledAt) {
 				logged.answerKind = 'late';
 				this.late.push({ ...logged, settledAt: state.settledAt });
@@ -501,7 +505,7 @@ export class FuzzGateway {
 		res.writeHead(reply.status, reply.headers);
 		logged.status = reply.status;
 		res.end(Buffer.isBuffer(reply.body) ? reply.body : reply.body.join(''), () => {
-			logged.complete = true;
+			completed(logged);
 		});
 	}
 
@@ -545,7 +549,8 @@ export class FuzzGateway {
 				break;
 			}
 			case 'redirect':
-				reply = { status: logged.method === 'GET' ? 302 : 307, headers: { location: `${this.siblingBase(state.run, answer.redirectTo)}${logged.path}` }, body: Buffer.alloc(0) };
+				// With a short page as its body, which the plan's stall holds back (deliver).
+				reply = { status: logged.method === 'GET' ? 302 : 307, headers: { location: `${this.siblingBase(state.run, answer.redirectTo)}${logged.path}`, 'content-type': 'text/html' }, body: Buffer.from('<p>Moved</p>') };
 				break;
 			default:
 				reply = this.route(state, logged, quoteOf);
@@ -771,6 +776,46 @@ function writeRaw(socket: Socket, reply: Reply, _a: number, _b: number): void {
 	socket.end(Buffer.concat([Buffer.from(head(reply)), Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(reply.body.join(''))]));
 }
 
+/**
+ * The client end of each connection the node opens, found by its local port: a server that stopped
+ * reading a request (`early` 'stopReading') never reads the FIN of a client that leaves, so a quiet
+ * time watches the client's own socket close too. The node runs in this process, so every socket
+ * its HTTP client opens passes Node's `net.client.socket` channel.
+ */
+const clientSockets = new Map<number, Socket>();
+diagnostics.channel('net.client.socket').subscribe((message) => {
+	const socket = (message as { socket: Socket }).socket;
+	socket.once('connect', () => {
+		const port = socket.localPort;
+		if (port === undefined) return;
+		clientSockets.set(port, socket);
+		socket.once('close', () => clientSockets.get(port) === socket && clientSockets.delete(port));
+	});
+});
+
+/** Calls `left` once either end of a server-side connection closes. */
+function onEitherClose(socket: Socket, left: () => void): () => void {
+	const client = socket.remotePort === undefined ? undefined : clientSockets.get(socket.remotePort);
+	socket.once('close', left);
+	client?.once('close', left);
+	return () => {
+		socket.removeListener('close', left);
+		client?.removeListener('close', left);
+	};
+}
+
+/** Notes in `logged.closedAt` when its connection closes, until its answer is written whole (`completed`). */
+const closeWatches = new WeakMap<LoggedRequest, () => void>();
+function watchClose(socket: Socket, logged: LoggedRequest): void {
+	closeWatches.set(logged, onEitherClose(socket, () => (logged.closedAt ??= Date.now())));
+}
+
+/** The whole answer left: its connection is the client's to keep or close. */
+function completed(logged: LoggedRequest): void {
+	logged.complete = true;
+	closeWatches.get(logged)?.();
+}
+
 /** Writes the answer as planned: after a delay, dripped, with keep-alives, cut, or stalled. */
 async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: LoggedRequest, _res: http.ServerResponse, silence?: SilencePlan): Promise<void> {
 	const streamed = !Buffer.isBuffer(reply.body);
@@ -793,11 +838,11 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 		const silence: Silence = { startedAt: Date.now(), plannedMs: ms, pings };
 		(logged.silences ??= []).push(silence);
 		const left = () => (silence.clientLeftAt ??= Date.now());
-		socket.once('close', left);
+		const unwatch = onEitherClose(socket, left);
 		const keepAlive = Buffer.from(form.keepAlive === 'newline' ? '\n' : ': keep-alive\n\n');
 		const every = form.pingEveryMs ?? 100;
 		for (const until = Date.now() + ms; Date.now() < until && !gone(); await paused(Math.min(every, until - Date.now()))) if (pings) await write(keepAlive);
-		socket.removeListener('close', left);
+		unwatch();
 		if (gone()) left();
 	};
 	if (answer.headDelayMs > 0) await paused(answer.headDelayMs);
@@ -821,6 +866,8 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 			for (const until = Date.now() + answer.keepAliveMs; Date.now() < until && !gone(); await paused(100)) await write(Buffer.from(': keep-alive\n\n'));
 		}
 		if (p === 1 && answer.kind === 'stall') await quiet(answer.stallMs, streamed);
+		// A redirect's page held back: the node follows the Location at once and must close this connection, not leave it to the gateway.
+		if (p === 1 && answer.kind === 'redirect') for (const until = Date.now() + answer.stallMs; Date.now() < until && !gone(); ) await paused(Math.min(100, until - Date.now()));
 		if (streamed && silence && silence.ms > 0 && p === 1 + silence.afterEvents) await quiet(silence.ms, silence.pings, silence);
 		const chunk = dripChunk > 0 ? dripChunk : piece.length;
 		for (let at = 0; at < piece.length; at += chunk) {
@@ -842,5 +889,5 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 	}
 	if (gone()) return;
 	await new Promise<void>((resolve) => socket.end(() => resolve()));
-	logged.complete = true;
+	completed(logged);
 }

@@ -144,7 +144,16 @@ describe('malformedToolCall', () => {
 	});
 
 	it('lets a run pass whose garbled answer was cut before its end', () => {
-		expect(broken('modelGenerate', outcome({ text: '' }), state([{ ...garbled, complete: false }]))).toEqual([]);
+		expect(broken('modelGenerate', outcome({ text: '' }), state([{ ...garbled, complete: false, closedAt: 90 }]))).toEqual([]);
+	});
+});
+
+describe('leftOpen', () => {
+	it('finds an unfinished answer whose connection neither end closed, and lets closed or whole ones pass', () => {
+		expect(broken('chat', outcome(), state([request({ complete: false })]))).toEqual(['leftOpen']);
+		expect(broken('chat', outcome(), state([request({ complete: false, closedAt: 120 })]))).toEqual([]);
+		expect(broken('chat', outcome(), state([request({ complete: true })]))).toEqual([]);
+		expect(broken('chat', outcome(), state([request({ complete: false, answerKind: 'late' })]))).toEqual(['lateRequest']);
 	});
 });
 

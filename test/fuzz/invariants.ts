@@ -6,13 +6,13 @@
 import type { LoggedRequest, RunState, Secrets, Silence } from './gateway';
 import { BALANCE_PATHS, expectedBalance } from './gateway';
 import type { ExpectedBalance } from './gateway';
-import { GRACE_MS } from './drive';
+import { GRACE_MS, unfinishedOpen } from './drive';
 import type { Outcome } from './drive';
 import type { Scenario } from './scenario';
 import { deadlineMs, idleMs, storeOf } from './scenario';
 import { secretEncodings } from '../helpers/secretEncodings';
 
-export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink' | 'balance' | 'idle';
+export type InvariantName = 'works' | 'secrets' | 'deadline' | 'lateRequest' | 'taskIds' | 'taskOfRecord' | 'paidOnce' | 'settingText' | 'otherHost' | 'malformedToolCall' | 'resultLink' | 'balance' | 'idle' | 'leftOpen';
 
 export interface Violation {
 	invariant: InvariantName;
@@ -507,6 +507,14 @@ function checkIdle(scenario: Scenario, outcome: Outcome, state: RunState): Viola
 	return violations;
 }
 
+/**
+ * No connection outlives the run: an answer the node stopped reading (an error body quoted in part,
+ * a redirect, a reader that gave up) has its connection closed, not left to a gateway that stalls.
+ */
+function checkLeftOpen(state: RunState): Violation[] {
+	return unfinishedOpen(state).map((request) => ({ invariant: 'leftOpen' as const, detail: `the connection of ${request.method} ${request.path} (answer ${request.answerKind}) was still open, its answer unfinished, after the run ended` }));
+}
+
 export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState): Violation[] {
 	return [
 		...checkWorks(scenario, outcome, state),
@@ -522,5 +530,6 @@ export function checkRun(scenario: Scenario, outcome: Outcome, state: RunState):
 		...checkResultLink(outcome),
 		...checkBalance(scenario, outcome, state),
 		...checkIdle(scenario, outcome, state),
+		...checkLeftOpen(state),
 	];
 }

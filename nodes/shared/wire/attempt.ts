@@ -49,6 +49,8 @@ export interface IdleLimit {
 export class AttemptSignal {
 	readonly signal: AbortSignal;
 	private readonly deadline: AbortSignal;
+	/** Aborted when the answer is destroyed before its end: n8n's request helper then closes the socket. */
+	private readonly answerClosed = new AbortController();
 	private readonly idleWatch: IdleWatch | undefined;
 	/**
 	 * Set when the request body's file failed (could not be opened, or is not the file checked):
@@ -74,7 +76,7 @@ export class AttemptSignal {
 		readonly idle?: IdleLimit,
 	) {
 		this.deadline = deadlineSignal(deadlineMs);
-		const ends = [this.deadline, ...(cancel ? [cancel] : [])];
+		const ends = [this.deadline, this.answerClosed.signal, ...(cancel ? [cancel] : [])];
 		if (idle) {
 			const watch = new IdleWatch(idle.ms);
 			this.idleWatch = watch;
@@ -82,7 +84,7 @@ export class AttemptSignal {
 			this.deadline.addEventListener('abort', () => watch.stop(), { once: true });
 			ends.push(watch.signal);
 		}
-		this.signal = ends.length > 1 ? AbortSignal.any(ends) : this.deadline;
+		this.signal = AbortSignal.any(ends);
 	}
 
 	get cancelled(): boolean {
@@ -127,8 +129,21 @@ export class AttemptSignal {
 		return sentBody && this.upload !== 'cutHere';
 	}
 
-	/** Destroys the stream when the attempt's time runs out or the run is stopped. */
+	/**
+	 * Destroys the answer's stream when the attempt's time runs out or the run is stopped; and an
+	 * answer destroyed before its end, by whichever reader stopped, closes its connection. The stream
+	 * is n8n's wrapper of the socket's: destroyed alone, it keeps the socket open until the gateway
+	 * sends again, so destroying it also ends the attempt's signal, on which n8n's helper aborts the
+	 * request (it listens until the wrapper has closed, which comes later).
+	 */
 	bind(stream: ByteStream): void {
+		const destroy = stream.destroy.bind(stream);
+		stream.destroy = (error?: Error) => {
+			const early = !stream.readableEnded;
+			destroy(error);
+			if (early) this.answerClosed.abort();
+			return stream;
+		};
 		const onAbort = () => void stream.destroy(new CancelledError(this.timedOut ? 'deadline' : 'cancelled'));
 		if (this.signal.aborted) return onAbort();
 		this.signal.addEventListener('abort', onAbort, { once: true });

@@ -1,0 +1,75 @@
+/**
+ * An answer the node stops reading before its end closes its connection at once, whatever the
+ * reason it stopped (an error body past what is worth quoting, a redirect's body, an answer too
+ * large): a gateway that then stalls does not hold a socket of n8n's open until it speaks again.
+ * n8n's request helper hands over a wrapper of the socket's stream; destroying the wrapper alone
+ * leaves the socket open while the gateway is silent.
+ */
+import * as http from 'http';
+import type { AddressInfo } from 'net';
+
+import { GatewayError } from '../../nodes/shared/failures/errors';
+import { GatewayClient } from '../../nodes/shared/wire/transport';
+import { BUSY_MARGIN_MS, eventually } from '../helpers/busy';
+import { createExecuteContext } from '../helpers/executeContext';
+
+const STALL_MS = 30_000;
+
+interface Stalling {
+	baseUrl: string;
+	/** When the server saw the connection of the last request close, if it did. */
+	closedAt(): number | undefined;
+	close(): Promise<void>;
+}
+
+/** A server that writes `head` and the first `bytes` of a body, then stalls for STALL_MS. */
+async function stallingServer(status: number, headers: http.OutgoingHttpHeaders, bytes: number): Promise<Stalling> {
+	let closedAt: number | undefined;
+	const timers: NodeJS.Timeout[] = [];
+	const server = http.createServer((req, res) => {
+		closedAt = undefined;
+		req.socket.once('close', () => (closedAt = Date.now()));
+		req.resume();
+		req.on('end', () => {
+			res.writeHead(status, headers);
+			res.write(Buffer.alloc(bytes, 'x'));
+			timers.push(setTimeout(() => res.end(), STALL_MS));
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	return {
+		baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+		closedAt: () => closedAt,
+		close: async () => {
+			timers.forEach(clearTimeout);
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		},
+	};
+}
+
+async function clientFor(baseUrl: string): Promise<GatewayClient> {
+	const { ctx } = createExecuteContext({ parameters: {}, credentials: { apiKey: 'sk-answer-connection-0123456789', baseUrl } });
+	return await GatewayClient.create(ctx);
+}
+
+describe('an answer the node stops reading closes its connection', () => {
+	const cases: Array<[string, number, http.OutgoingHttpHeaders, number]> = [
+		['an error body as long as is worth quoting', 400, { 'content-type': 'text/plain' }, 64 * 1024],
+		['a redirect whose body stalls', 302, { location: '/elsewhere', 'content-type': 'text/html' }, 10],
+	];
+	it.each(cases)('%s: the call fails at once and the socket closes while the gateway still stalls', async (_name, status, headers, bytes) => {
+		const server = await stallingServer(status, headers, bytes);
+		try {
+			const client = await clientFor(server.baseUrl);
+			const started = Date.now();
+			const failure = await client.json({ path: '/v1/models', retry: false, deadlineMs: STALL_MS }).catch((error: unknown) => error);
+			expect(failure).toBeInstanceOf(GatewayError);
+			expect(Date.now() - started).toBeLessThan(BUSY_MARGIN_MS);
+			expect(await eventually(() => server.closedAt() !== undefined)).toBe(true);
+			expect(server.closedAt()! - started).toBeLessThan(STALL_MS / 2);
+		} finally {
+			await server.close();
+		}
+	});
+});
