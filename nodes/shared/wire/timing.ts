@@ -69,7 +69,6 @@ export class IdleWatch {
 	private lastLife: number | undefined;
 	private armed = false;
 	private stopped = false;
-	private firedAt = 0;
 
 	constructor(
 		readonly idleMs: number,
@@ -78,11 +77,6 @@ export class IdleWatch {
 
 	get signal(): AbortSignal {
 		return this.ended.signal;
-	}
-
-	/** How long it had been silent when it fired (0 before). */
-	get silentMs(): number {
-		return this.ended.signal.aborted && this.lastLife !== undefined ? this.firedAt - this.lastLife : 0;
 	}
 
 	/** A sign of life: a byte of the answer, or the request sent whole. */
@@ -107,7 +101,6 @@ export class IdleWatch {
 		const now = this.timers.now();
 		const silent = now - this.lastLife;
 		if (silent < this.idleMs) return this.arm(this.idleMs - silent);
-		this.firedAt = now;
 		this.ended.abort();
 	}
 }
