@@ -47,7 +47,6 @@ describe('IdleWatch', () => {
 			[1500, () => watch.alive()],
 		]);
 		expect(firedAt).toBe(2500);
-		expect(watch.silentMs).toBe(1000);
 	});
 
 	it('keeps one timer at a time: a thousand chunks within one window make no timer each', async () => {

@@ -1,4 +1,4 @@
-/** The execution's sending pace (AIMD over the shared backoff gate), on a fake clock. */
+/** The execution's sending pace (AIMD under one shared hold), on a fake clock. */
 import { DEFAULT_PACE, SendPace } from '../../nodes/shared/wire/pace';
 import { CancelledError, PastDeadline } from '../../nodes/shared/wire/timing';
 import { createFakeClock } from '../helpers/fakeClock';

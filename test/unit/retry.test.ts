@@ -1,8 +1,8 @@
 import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, howItPasses, isSafeToRepeat, parseRetryAfter, retryDelayMs } from '../../nodes/shared/wire/retry';
 import type { FailureFacts, RetryMoment } from '../../nodes/shared/wire/retry';
-import { BackoffGate, PastDeadline } from '../../nodes/shared/wire/timing';
+import { PastDeadline } from '../../nodes/shared/wire/timing';
+import { SendPace } from '../../nodes/shared/wire/pace';
 import { createFakeClock } from '../helpers/fakeClock';
-import type { Clock } from '../../nodes/shared/wire/timing';
 
 const isSoon = (failure: Parameters<typeof howItPasses>[0]) => howItPasses(failure) === 'soon';
 
@@ -168,43 +168,47 @@ describe('the retry decision', () => {
 	});
 });
 
-describe('shared backoff gate', () => {
-	function fakeClock() {
-		let now = 0;
-		const sleeps: number[] = [];
-		const clock: Clock = {
-			now: () => now,
-			sleep: async (ms) => {
-				sleeps.push(ms);
-				now += ms;
-			},
-		};
-		return { clock, sleeps, advance: (ms: number) => (now += ms) };
-	}
-
+describe('the shared hold of the sending pace', () => {
 	it('holds every waiter until the latest hold ends', async () => {
-		const { clock, sleeps } = fakeClock();
-		const gate = new BackoffGate(clock);
-		await gate.wait();
-		expect(sleeps).toEqual([]);
-		gate.holdFor(2000);
-		gate.holdFor(500); // a shorter hold never shortens a longer one
-		await gate.wait();
-		expect(sleeps).toEqual([2000]);
-		await gate.wait();
-		expect(sleeps).toEqual([2000]);
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock);
+		await pace.wait();
+		expect(clock.sleeps).toEqual([]);
+		pace.holdFor(2000);
+		pace.holdFor(500); // a shorter hold never shortens a longer one
+		await pace.wait();
+		expect(clock.sleeps).toEqual([2000]);
+		await pace.wait();
+		expect(clock.sleeps).toEqual([2000]);
 	});
 
 	it('does not hold a waiter whose deadline comes first: PastDeadline at once, nothing slept', async () => {
 		const clock = createFakeClock(0);
-		const gate = new BackoffGate(clock);
-		gate.holdFor(60_000);
-		const error = await gate.wait(undefined, 4000).catch((reason: unknown) => reason);
+		const pace = new SendPace(clock);
+		pace.holdFor(60_000);
+		const error = await pace.wait(undefined, 4000).catch((reason: unknown) => reason);
 		expect(error).toBeInstanceOf(PastDeadline);
 		expect(error).toMatchObject({ reason: 'hold', waitMs: 60_000, leftMs: 4000 });
 		expect(clock.sleeps).toEqual([]);
 		// A waiter whose deadline comes after the hold waits it out.
-		await gate.wait(undefined, 70_000);
+		await pace.wait(undefined, 70_000);
 		expect(clock.sleeps).toEqual([60_000]);
+	});
+
+	it('without a pace or a hold, no turn is refused: a call past its deadline is the transport\'s to name', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock);
+		clock.advance(10_000);
+		await expect(pace.wait(undefined, 5000)).resolves.toBeUndefined();
+	});
+
+	it('a waiter behind one that waits the hold out is told it was the hold, when the hold alone passes its deadline', async () => {
+		const clock = createFakeClock(0);
+		const pace = new SendPace(clock);
+		pace.holdFor(30_000);
+		const patient = pace.wait(undefined, 60_000);
+		const error = await pace.wait(undefined, 5000).catch((reason: unknown) => reason);
+		expect(error).toMatchObject({ reason: 'hold', waitMs: 30_000, leftMs: 5000 });
+		await patient;
 	});
 });

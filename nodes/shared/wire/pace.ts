@@ -3,16 +3,16 @@
  * per key and answer bare 429s beyond the limit, so the whole batch must meet the limit, not each
  * item on its own with its own retries.
  *
- * AIMD over the shared backoff gate: no pace until the first 429 (Concurrency is the only bound);
+ * AIMD under one shared hold: no pace until the first 429 (Concurrency is the only bound);
  * then requests are spaced just under what the gateway let through in the last second, the pace
  * climbs back a little with every success (about +0.5 requests/s each second), and the next 429
  * cuts it again. A Retry-After holds every request until then. Concurrency stays the upper bound:
  * the pace only ever slows requests down.
  *
- * Its turns are a TurnQueue's, the one turn mechanism of the package (a Generate run's status
- * checks and its submit lane take theirs from one too).
+ * Its turns, the hold's included, are a TurnQueue's, the one turn mechanism of the package (a
+ * Generate run's status checks and its submit lane take theirs from one too).
  */
-import { BackoffGate, CancelledError, PastDeadline, realClock } from './timing';
+import { CancelledError, PastDeadline, realClock } from './timing';
 import type { Clock } from './timing';
 
 export const DEFAULT_PACE = {
@@ -182,7 +182,8 @@ export class TurnQueue<T extends Turn = Turn> {
 			const { notAfter } = waiting.turn;
 			if (notAfter !== undefined && (turnAt > notAfter || (turnAt === notAfter && !this.gates.turnAtDeadline))) {
 				this.waiting.splice(this.waiting.indexOf(waiting), 1);
-				waiting.settle(new PastDeadline(held && position === 0 ? 'hold' : 'turn', turnAt - now, notAfter - now));
+				// The hold's when the first free turn is already too late, whatever is ahead in line.
+				waiting.settle(new PastDeadline(held && nextTurnAt >= notAfter ? 'hold' : 'turn', turnAt - now, notAfter - now));
 			} else position++;
 		}
 	}
@@ -198,7 +199,8 @@ export class SendPace {
 	/** Times of recent successes and sends, oldest first, within `windowMs`. */
 	private readonly successes: number[] = [];
 	private readonly sends: number[] = [];
-	private readonly gate: BackoffGate;
+	/** No request before this: the latest hold (a Retry-After, or a backoff the caller chose) ends here. */
+	private heldUntil = 0;
 	/**
 	 * Requests waiting for their turn, in the order they came: each turn's time is computed when it
 	 * comes, with the pace and the hold as they are then, so a cut slows down the requests already
@@ -212,8 +214,7 @@ export class SendPace {
 		/** Requests per second; Infinity (none) until the gateway first says 429, unless a pace is given from the start. */
 		private perSecond = Number.POSITIVE_INFINITY,
 	) {
-		this.gate = new BackoffGate(clock);
-		this.turns = new TurnQueue(clock, { spacingMs: () => 1000 / this.perSecond, heldUntil: () => this.gate.heldUntil, turnAtDeadline: true });
+		this.turns = new TurnQueue(clock, { spacingMs: () => 1000 / this.perSecond, heldUntil: () => this.heldUntil, turnAtDeadline: true });
 	}
 
 	/** The current pace in requests per second (Infinity: none). */
@@ -221,9 +222,9 @@ export class SendPace {
 		return this.perSecond;
 	}
 
-	/** Holds every request for `ms` (a Retry-After, or a backoff the caller chose). */
+	/** Holds every request for `ms` (a Retry-After, or a backoff the caller chose); a shorter hold never shortens a longer one. */
 	holdFor(ms: number): void {
-		this.gate.holdFor(ms);
+		this.heldUntil = Math.max(this.heldUntil, this.clock.now() + ms);
 	}
 
 	/**
@@ -233,10 +234,10 @@ export class SendPace {
 	 * `signal` aborts leaves the queue at once without taking a turn. First come, first served.
 	 */
 	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
-		await this.gate.wait(signal, notAfter);
-		this.firstSend ??= this.clock.now();
-		if (Number.isFinite(this.perSecond)) (await this.turns.take({ notAfter }, signal))();
+		// Without a pace or a hold there is no turn to wait for (nor one to refuse).
+		if (Number.isFinite(this.perSecond) || this.heldUntil > this.clock.now()) (await this.turns.take({ notAfter }, signal))();
 		const sent = this.clock.now();
+		this.firstSend ??= sent;
 		this.sends.push(sent);
 		this.trim(sent);
 	}

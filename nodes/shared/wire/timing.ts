@@ -69,7 +69,6 @@ export class IdleWatch {
 	private lastLife: number | undefined;
 	private armed = false;
 	private stopped = false;
-	private firedAt = 0;
 
 	constructor(
 		readonly idleMs: number,
@@ -78,11 +77,6 @@ export class IdleWatch {
 
 	get signal(): AbortSignal {
 		return this.ended.signal;
-	}
-
-	/** How long it had been silent when it fired (0 before). */
-	get silentMs(): number {
-		return this.ended.signal.aborted && this.lastLife !== undefined ? this.firedAt - this.lastLife : 0;
 	}
 
 	/** A sign of life: a byte of the answer, or the request sent whole. */
@@ -107,7 +101,6 @@ export class IdleWatch {
 		const now = this.timers.now();
 		const silent = now - this.lastLife;
 		if (silent < this.idleMs) return this.arm(this.idleMs - silent);
-		this.firedAt = now;
 		this.ended.abort();
 	}
 }
@@ -143,32 +136,3 @@ export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 export const realClock: Clock = { now: () => Date.now(), sleep: pause };
-
-/**
- * One pause shared by every request of an execution: when the gateway rate-limits one item,
- * the whole batch holds back instead of each item hammering it with its own retries.
- */
-export class BackoffGate {
-	private resumeAt = 0;
-
-	constructor(private readonly clock: Clock = realClock) {}
-
-	holdFor(ms: number): void {
-		this.resumeAt = Math.max(this.resumeAt, this.clock.now() + ms);
-	}
-
-	get heldUntil(): number {
-		return this.resumeAt;
-	}
-
-	/**
-	 * Waits until the hold ends; a hold that ends after `notAfter` (the waiter's deadline) is not
-	 * waited for at all: PastDeadline, at once.
-	 */
-	async wait(signal?: AbortSignal, notAfter?: number): Promise<void> {
-		for (let remaining = this.resumeAt - this.clock.now(); remaining > 0; remaining = this.resumeAt - this.clock.now()) {
-			if (notAfter !== undefined && this.resumeAt >= notAfter) throw new PastDeadline('hold', remaining, notAfter - this.clock.now());
-			await this.clock.sleep(remaining, signal);
-		}
-	}
-}

@@ -21,7 +21,7 @@ import type { IDataObject, IExecuteFunctions, IHttpRequestMethods, IHttpRequestO
 
 import { CREDENTIAL_TYPE, readGatewayCredential } from '../credential/settings';
 import type { GatewaySettings } from '../credential/settings';
-import { GatewayError, failureOf, isAbortError } from '../failures/errors';
+import { GatewayError, failureOf } from '../failures/errors';
 import { SecretMasker } from '../credential/secrets';
 import { isSameOrigin, joinUrl } from '../credential/url';
 import { jsonObjectAnswer, readBody } from './answer';
@@ -33,7 +33,7 @@ import { fileWaitScope } from './fileWait';
 import { SendPace } from './pace';
 import { DEFAULT_RETRY_POLICY, decideRetry, giveUpWords, heldTooLongWords, secondsText } from './retry';
 import type { RetryCount, RetryDecision, RetryPolicy } from './retry';
-import { CancelledError, PastDeadline, deadlineSignal, pause } from './timing';
+import { PastDeadline, deadlineSignal, pause } from './timing';
 import type { DeadlineScope } from './timing';
 
 export { callExtra, jsonObjectAnswer };
@@ -297,8 +297,8 @@ export class GatewayClient {
 			if (failure.kind === 'rate_limit') count.rateLimit++;
 			else count.other++;
 			last = failure;
-			await pause(decision.waitMs, this.waitsEnd).catch((error: unknown) => {
-				throw error instanceof CancelledError || isAbortError(error) ? failures.cancelled(failure.mayHaveActed) : error;
+			await pause(decision.waitMs, this.waitsEnd).catch(() => {
+				throw failures.cancelled(failure.mayHaveActed);
 			});
 		}
 	}
