@@ -15,7 +15,7 @@ import { PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue, afterNoTurn, firstCheckAt, nextCheck, planTick, rankOf, waitEndOf } from './checkSchedule';
 import type { CheckTimes } from './checkSchedule';
-import { mergeRecords, phaseOf, shortTaskId } from './task';
+import { checkingWhat, mergeRecords, phaseOf } from './task';
 import type { TaskRecord } from './task';
 
 /**
@@ -289,6 +289,6 @@ function noTurnError(taskId: string, refusal: unknown): GatewayError {
 	const away = refusal instanceof PastDeadline ? ` (its turn was ${(refusal.waitMs / 1000).toFixed(1)} s away, ${(Math.max(0, refusal.leftMs) / 1000).toFixed(1)} s were left)` : '';
 	return new GatewayError({
 		kind: 'rate_limit',
-		headline: `Checking video task ${shortTaskId(taskId)} failed: it found no turn in the run's Status Checks per Second before its wait ended${away}`,
+		headline: `${checkingWhat(taskId)} failed: it found no turn in the run's Status Checks per Second before its wait ended${away}`,
 	});
 }
