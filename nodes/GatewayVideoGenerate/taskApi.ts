@@ -69,22 +69,6 @@ function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: Tas
 	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
 }
 
-/** Whether a failed submit may have created the task all the same (read from the error, never its words). */
-export function mayHaveCreatedTask(error: unknown): error is GatewayError {
-	return error instanceof GatewayError && error.mayHaveActed;
-}
-
-/**
- * What happened to a submit that may have created a task, for a list of items ("the submit of
- * item 3 …"): answered with an error status, answered without a task ID, or not answered at all.
- */
-export function unconfirmedSubmitWords(error: unknown): string {
-	const status = error instanceof GatewayError ? error.status : undefined;
-	if (status === 200) return 'was answered without a task ID';
-	if (status !== undefined) return `was answered HTTP ${status}`;
-	return 'got no answer';
-}
-
 /**
  * Submits one task. A submit starts paid work, so the transport repeats it only when the gateway
  * certainly refused it (429, a refused connection); after a failure that leaves it open (5xx,
