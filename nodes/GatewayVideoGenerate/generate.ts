@@ -87,16 +87,12 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
  * at most MAX_CHECKS_IN_FLIGHT (a gateway that stalls never holds more open checks of one run),
  * never fewer than Concurrency.
  */
-export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): Lanes {
+export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock) {
 	const slots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
 	return { submits: new TurnQueue(clock, { slots: concurrency }), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
 }
 
-/** The submit lane (downloads and submits, Concurrency slots) and the check queue of a run. */
-interface Lanes {
-	submits: TurnQueue;
-	checks: CheckQueue;
-}
+type Lanes = ReturnType<typeof lanesOf>;
 
 /** Downloads go before submits in the submit lane: a finished video is fetched before new work starts. */
 const DOWNLOAD_PRIORITY = 0;
@@ -158,7 +154,7 @@ function waitLoopOf(runtime: VideoRuntime, client: GatewayClient, lanes: Lanes, 
 		settleBeforeSleep: runtime.clock !== realClock,
 		// A check sent again after a Retry-After, a little later by chance, falls out of step with a gateway that refuses by turn.
 		jitter: Math.random,
-		poll: async (taskId, remainingMs) => run.checked(taskId, await pollStatus(checksClient, taskId, run.itemOf(taskId) ?? 0, remainingMs)),
+		poll: async (taskId, remainingMs) => await run.check(taskId, async (itemIndex) => await pollStatus(checksClient, taskId, itemIndex, remainingMs)),
 	});
 }
 
