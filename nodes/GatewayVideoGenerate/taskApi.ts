@@ -7,7 +7,7 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { downloadToBinary } from '../shared/files/binary';
-import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
+import { GatewayError, missingResultError } from '../shared/failures/errors';
 import { itemDeadline } from '../shared/wire/transport';
 import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { isPassingPollFailure } from './poller';
@@ -277,8 +277,6 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		errorFields: fields,
 		nextStep: again,
 		downloadOption: 'Download Video',
-	}).catch((error: unknown) => {
-		throw withFields(error, fields);
 	});
 }
 
