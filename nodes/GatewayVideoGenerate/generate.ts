@@ -37,7 +37,7 @@ import type { TaskOutcome, WatchSettings } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { SubmitInput } from './request';
 import type { SubmittedTask } from './task';
-import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, executionIdOf, logVideo, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
+import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, logVideo, outcomeError, placeText, placeOf, pollStatus, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 import { VideoRun } from './videoRun';
 
@@ -115,7 +115,7 @@ async function generateAll(ctx: IExecuteFunctions, runtime: VideoRuntime, items:
 	const run = new VideoRun(ctx, items.length, { cancelSignal: client.cancelSignal, continueOnFail });
 	const lanes = lanesOf(getConcurrency(ctx), readStatusBudget(ctx), runtime.clock);
 	runtime.onLanes?.(lanes);
-	const parts: RunParts = { ctx, clock: runtime.clock, client, lanes, run, poller: waitLoopOf(runtime, client, lanes, run), place: { executionId: executionIdOf(ctx), node: ctx.getNode().name } };
+	const parts: RunParts = { ctx, clock: runtime.clock, client, lanes, run, poller: waitLoopOf(runtime, client, lanes, run), place: placeOf(ctx) };
 	// The run's scope ends with the items: no retry wait of this run can send anything afterwards.
 	try {
 		await Promise.all(

@@ -40,11 +40,13 @@ export interface LogPlace {
 	node: string;
 }
 
-export function executionIdOf(ctx: IExecuteFunctions): string | undefined {
+/** Where a run's log lines belong: its execution (a context in tests and tools has none) and its node. */
+export function placeOf(ctx: IExecuteFunctions): LogPlace {
+	const node = ctx.getNode().name;
 	try {
-		return typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+		return { executionId: typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined, node };
 	} catch {
-		return undefined; // a context without an execution (tests, tools)
+		return { executionId: undefined, node };
 	}
 }
 
@@ -58,15 +60,6 @@ export function placeText(itemIndex: number | undefined, place: LogPlace): strin
 export function logVideo(ctx: IExecuteFunctions, level: 'info' | 'warn', masker: GatewayClient['masker'], text: string, metadata: IDataObject): void {
 	const logger = (ctx as Partial<IExecuteFunctions>).logger;
 	if (typeof logger?.[level] === 'function') logger[level](masker.mask(`Model Gateway: ${text}`), masker.maskDeep(metadata));
-}
-
-/**
- * Logs a new task at info level at once, so a paid task can be found in n8n's log even when the
- * run is stopped, crashes or times out before its output is saved.
- */
-function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: TaskRecord, itemIndex: number): void {
-	const place = { executionId: executionIdOf(ctx), node: client.node.name };
-	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
 }
 
 /**
@@ -86,8 +79,10 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 		// It answered 200: whatever it did, it may have started the task.
 		throw missingResultError(what, 'task id', answer, { itemIndex, status: 200, mayHaveActed: true, hint: `The gateway's answer is quoted above. ${MAY_HAVE_CREATED_HINT}` });
 	}
-	// Logged before it is checked: even an id that cannot be polled names a task that may exist.
-	logTaskCreated(ctx, client, task, itemIndex);
+	// Logged at once (info), before its id is checked: n8n's log then names a paid task even when the run
+	// is stopped, crashes or times out before its output is saved, or when its id cannot be polled.
+	const place = placeOf(ctx);
+	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
 	const problem = taskIdProblem(task.task_id);
 	if (problem) {
 		// Polled as it is, it would name another path (`..` is the folder above): never followed.
