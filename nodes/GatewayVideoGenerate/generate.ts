@@ -184,7 +184,7 @@ async function runItem(parts: RunParts, { itemIndex, input }: { itemIndex: numbe
 async function submitItem(parts: RunParts, itemIndex: number, submit: SubmitInput, maxWaitMs: number): Promise<{ task: SubmittedTask; submittedAt: number }> {
 	const { ctx, client, run } = parts;
 	return await inSubmitLane(parts, itemIndex, SUBMIT_PRIORITY, async () => {
-		if (run.halted) throw run.notSubmitted(itemIndex);
+		run.refuseIfHalted(itemIndex);
 		const submittedAt = parts.clock.now();
 		// The first frame is read and encoded now, and released with the body after the submit.
 		const limit = itemDeadline(maxWaitMs, MAX_WAIT_FIELD);

@@ -44,11 +44,6 @@ export class VideoRun extends PaidWork {
 		return this.settings.cancelSignal?.aborted === true;
 	}
 
-	/** Failing or stopped: nothing more is paid for. */
-	get halted(): boolean {
-		return this.failure !== undefined || this.cancelled;
-	}
-
 	override setTask(itemIndex: number, record: TaskRecord): void {
 		this.itemOfTask.set(record.task_id, itemIndex);
 		super.setTask(itemIndex, record);
@@ -64,10 +59,11 @@ export class VideoRun extends PaidWork {
 		return answer;
 	}
 
-	/** An item whose turn came once the run was halted: never submitted, and its error. */
-	notSubmitted(itemIndex: number): GatewayError {
+	/** An item whose turn came once the run was failing or stopped is never submitted (nothing more is paid for): its error. */
+	refuseIfHalted(itemIndex: number): void {
+		if (this.failure === undefined && !this.cancelled) return;
 		this.skip(itemIndex);
-		return new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
+		throw new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
 	}
 
 	/**
