@@ -2,13 +2,11 @@
  * Generate: submit, wait, download, for all items at once. Every item's task is submitted
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
- * Submits and status checks go in lanes of their own (lanesOf), each with its own sending pace
- * (the checks: Status Checks per Second, their slots following that budget; the submits:
- * Concurrency slots and the execution's adaptive pace): a 429 to a submit does not hold the
- * checks back, nor the other way round.
- * Downloads share the submit lane and go first. Max Wait counts for each task from its own submit
- * (its 429 waits included): the submit, the checks and the download all end within it. A first
- * frame is read and encoded when its item's submit goes out, and released after it.
+ * Submits (and downloads, which go first) and status checks go in lanes of their own, each with
+ * its own sending pace (lanesOf): a 429 to a submit does not hold the checks back, nor the other
+ * way round. Max Wait counts for each task from its own submit (its 429 waits included): the
+ * submit, the checks and the download all end within it. A first frame is read and encoded when
+ * its item's submit goes out, and released after it.
  * One clock: the run's (VideoRuntime.clock) measures Max Wait and what is left of it; a request
  * takes what is left as its deadline (itemDeadline), and the transport keeps it in its own time.
  * The run's state (its tasks, its paid work, its first failure) is one object (videoRun.ts).
