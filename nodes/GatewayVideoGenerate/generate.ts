@@ -2,13 +2,11 @@
  * Generate: submit, wait, download, for all items at once. Every item's task is submitted
  * (within the concurrency bound) and registered with one shared wait loop, and each video is
  * downloaded as soon as its task is done, so N videos take about as long as the slowest one.
- * Submits and status checks go in lanes of their own (lanesOf), each with its own sending pace
- * (the checks: Status Checks per Second, their slots following that budget; the submits:
- * Concurrency slots and the execution's adaptive pace): a 429 to a submit does not hold the
- * checks back, nor the other way round.
- * Downloads share the submit lane and go first. Max Wait counts for each task from its own submit
- * (its 429 waits included): the submit, the checks and the download all end within it. A first
- * frame is read and encoded when its item's submit goes out, and released after it.
+ * Submits (and downloads, which go first) and status checks go in lanes of their own, each with
+ * its own sending pace (lanesOf): a 429 to a submit does not hold the checks back, nor the other
+ * way round. Max Wait counts for each task from its own submit (its 429 waits included): the
+ * submit, the checks and the download all end within it. A first frame is read and encoded when
+ * its item's submit goes out, and released after it.
  * One clock: the run's (VideoRuntime.clock) measures Max Wait and what is left of it; a request
  * takes what is left as its deadline (itemDeadline), and the transport keeps it in its own time.
  * The run's state (its tasks, its paid work, its first failure) is one object (videoRun.ts).
@@ -37,7 +35,7 @@ import type { TaskOutcome, WatchSettings } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { SubmitInput } from './request';
 import type { SubmittedTask } from './task';
-import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, executionIdOf, logVideo, outcomeError, placeText, pollStatus, submitTask, videoItem } from './taskApi';
+import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, logVideo, outcomeError, placeText, placeOf, pollStatus, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 import { VideoRun } from './videoRun';
 
@@ -87,16 +85,12 @@ export const MAX_CHECKS_IN_FLIGHT = 100;
  * at most MAX_CHECKS_IN_FLIGHT (a gateway that stalls never holds more open checks of one run),
  * never fewer than Concurrency.
  */
-export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock = realClock): Lanes {
+export function lanesOf(concurrency: number, checksPerSecond: number, clock: Clock) {
 	const slots = Math.max(concurrency, Math.min(MAX_CHECKS_IN_FLIGHT, Math.ceil((checksPerSecond * STATUS_DEADLINE_MS) / 1000)));
 	return { submits: new TurnQueue(clock, { slots: concurrency }), checks: new CheckQueue(clock, { slots, spacingMs: budgetSpacingMs(checksPerSecond) }) };
 }
 
-/** The submit lane (downloads and submits, Concurrency slots) and the check queue of a run. */
-interface Lanes {
-	submits: TurnQueue;
-	checks: CheckQueue;
-}
+type Lanes = ReturnType<typeof lanesOf>;
 
 /** Downloads go before submits in the submit lane: a finished video is fetched before new work starts. */
 const DOWNLOAD_PRIORITY = 0;
@@ -119,7 +113,7 @@ async function generateAll(ctx: IExecuteFunctions, runtime: VideoRuntime, items:
 	const run = new VideoRun(ctx, items.length, { cancelSignal: client.cancelSignal, continueOnFail });
 	const lanes = lanesOf(getConcurrency(ctx), readStatusBudget(ctx), runtime.clock);
 	runtime.onLanes?.(lanes);
-	const parts: RunParts = { ctx, clock: runtime.clock, client, lanes, run, poller: waitLoopOf(runtime, client, lanes, run), place: { executionId: executionIdOf(ctx), node: ctx.getNode().name } };
+	const parts: RunParts = { ctx, clock: runtime.clock, client, lanes, run, poller: waitLoopOf(runtime, client, lanes, run), place: placeOf(ctx) };
 	// The run's scope ends with the items: no retry wait of this run can send anything afterwards.
 	try {
 		await Promise.all(
@@ -158,7 +152,7 @@ function waitLoopOf(runtime: VideoRuntime, client: GatewayClient, lanes: Lanes, 
 		settleBeforeSleep: runtime.clock !== realClock,
 		// A check sent again after a Retry-After, a little later by chance, falls out of step with a gateway that refuses by turn.
 		jitter: Math.random,
-		poll: async (taskId, remainingMs) => run.checked(taskId, await pollStatus(checksClient, taskId, run.itemOf(taskId) ?? 0, remainingMs)),
+		poll: async (taskId, remainingMs) => await run.check(taskId, async (itemIndex) => await pollStatus(checksClient, taskId, itemIndex, remainingMs)),
 	});
 }
 
@@ -188,7 +182,7 @@ async function runItem(parts: RunParts, { itemIndex, input }: { itemIndex: numbe
 async function submitItem(parts: RunParts, itemIndex: number, submit: SubmitInput, maxWaitMs: number): Promise<{ task: SubmittedTask; submittedAt: number }> {
 	const { ctx, client, run } = parts;
 	return await inSubmitLane(parts, itemIndex, SUBMIT_PRIORITY, async () => {
-		if (run.halted) throw run.notSubmitted(itemIndex);
+		run.refuseIfHalted(itemIndex);
 		const submittedAt = parts.clock.now();
 		// The first frame is read and encoded now, and released with the body after the submit.
 		const limit = itemDeadline(maxWaitMs, MAX_WAIT_FIELD);

@@ -7,8 +7,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { RunAddendum } from '../shared/failures/edge';
+import { GatewayError } from '../shared/failures/errors';
 import type { TaskRecord } from './task';
-import { mayHaveCreatedTask, unconfirmedSubmitWords } from './taskApi';
 
 /** One created task, as the listing names it. */
 export interface ListedTask extends IDataObject {
@@ -30,6 +30,12 @@ export function taskLine(task: ListedTask): string {
 
 const itemsText = (items: number[]) => `item${items.length > 1 ? 's' : ''} ${[...items].sort((a, b) => a - b).join(', ')}`;
 
+/** How a submit that may have created a task ended: answered with an error status, answered without a task ID, or not answered at all. */
+function unconfirmedWords(status: number | undefined): string {
+	if (status === 200) return 'was answered without a task ID';
+	return status === undefined ? 'got no answer' : `was answered HTTP ${status}`;
+}
+
 export class PaidWork {
 	/** The latest known state of every created task, by item. */
 	protected readonly tasks = new Map<number, TaskRecord>();
@@ -48,10 +54,10 @@ export class PaidWork {
 	 * cannot be polled, yet names a task the gateway may run and charge) is kept, else the submit is named.
 	 */
 	submitFailed(item: number, error: unknown): void {
-		if (!mayHaveCreatedTask(error)) return;
+		if (!(error instanceof GatewayError) || !error.mayHaveActed) return;
 		const taskId = error.fields.task_id;
 		if (typeof taskId === 'string') this.refused.push({ item, task_id: taskId });
-		else this.unconfirmed.push({ item, words: unconfirmedSubmitWords(error) });
+		else this.unconfirmed.push({ item, words: unconfirmedWords(error.status) });
 	}
 
 	/** An item never submitted: the run stopped before its turn. */

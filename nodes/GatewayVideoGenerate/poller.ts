@@ -1,13 +1,11 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
- * registered here, and one loop plans each task's next check and hands it to the check queue,
- * which decides the order and the budget (checkSchedule.ts states the rules). A tick does not wait
- * for its checks, and the next check is planned from when the last one went out. The first check
- * is due one interval after the submit (or at Max Wait, if sooner), the last one at Max Wait;
- * nothing sleeps after it, and a cancel stops the loop at once: no check is sent after it. Max
- * Wait is a hard limit that counts from the task's submit: every check is told when the task's
- * wait ends, and none is sent once it is over. Time comes from an injected Clock, so tests run
- * the loop without waiting.
+ * registered here, and one loop plans each task's next check (checkSchedule.ts states when) and
+ * hands it to the check queue, which decides the order and the budget. A tick does not wait for
+ * its checks; nothing sleeps after a task's last check, at Max Wait, and a cancel stops the loop
+ * at once: no check is sent after it. Max Wait is a hard limit that counts from the task's submit:
+ * every check is told when the task's wait ends, and none is sent once it is over. Time comes
+ * from an injected Clock, so tests run the loop without waiting.
  */
 import { GatewayError } from '../shared/failures/errors';
 import { howItPasses } from '../shared/wire/retry';
@@ -15,7 +13,7 @@ import { PastDeadline } from '../shared/wire/timing';
 import type { Clock } from '../shared/wire/timing';
 import { CheckQueue, afterNoTurn, firstCheckAt, nextCheck, planTick, rankOf, waitEndOf } from './checkSchedule';
 import type { CheckTimes } from './checkSchedule';
-import { mergeRecords, phaseOf, shortTaskId } from './task';
+import { checkingWhat, mergeRecords, phaseOf } from './task';
 import type { TaskRecord } from './task';
 
 /**
@@ -289,6 +287,6 @@ function noTurnError(taskId: string, refusal: unknown): GatewayError {
 	const away = refusal instanceof PastDeadline ? ` (its turn was ${(refusal.waitMs / 1000).toFixed(1)} s away, ${(Math.max(0, refusal.leftMs) / 1000).toFixed(1)} s were left)` : '';
 	return new GatewayError({
 		kind: 'rate_limit',
-		headline: `Checking video task ${shortTaskId(taskId)} failed: it found no turn in the run's Status Checks per Second before its wait ended${away}`,
+		headline: `${checkingWhat(taskId)} failed: it found no turn in the run's Status Checks per Second before its wait ended${away}`,
 	});
 }

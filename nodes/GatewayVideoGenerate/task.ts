@@ -69,6 +69,9 @@ export function shortTaskId(taskId: string): string {
 	return `${taskId.slice(0, 60)}…${taskId.slice(-20)} (${taskId.length} characters)`;
 }
 
+/** What a status check is called: every failed check's headline reads `Checking video task task_9 failed…`. */
+export const checkingWhat = (taskId: string): string => `Checking video task ${shortTaskId(taskId)}`;
+
 /** The running states the document and new-api name (every other state that is no end runs too). */
 const RUNNING_STATES = ['QUEUED', 'IN_PROGRESS', 'NOT_START', 'SUBMITTED', 'UNKNOWN'];
 const KNOWN_STATES: ReadonlySet<string> = new Set([...SUCCESS_STATES, ...FAILURE_STATES, ...RUNNING_STATES]);

@@ -7,13 +7,13 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { downloadToBinary } from '../shared/files/binary';
-import { GatewayError, missingResultError, withFields } from '../shared/failures/errors';
+import { GatewayError, missingResultError } from '../shared/failures/errors';
 import { itemDeadline } from '../shared/wire/transport';
 import type { GatewayClient, ItemLimit } from '../shared/wire/transport';
 import { isPassingPollFailure } from './poller';
 import type { PollAnswer, TaskOutcome } from './poller';
 import { VIDEO_PATH, statusPath } from './request';
-import { FAILURE_STATES, readStatusAnswer, readSubmitAnswer, shortTaskId, statusWithProgress, taskFields, taskIdProblem } from './task';
+import { FAILURE_STATES, checkingWhat, readStatusAnswer, readSubmitAnswer, shortTaskId, statusWithProgress, taskFields, taskIdProblem } from './task';
 import type { SubmittedTask, TaskRecord } from './task';
 
 /** A submit that has not answered within this time is given up (it may still create the task). */
@@ -40,11 +40,13 @@ export interface LogPlace {
 	node: string;
 }
 
-export function executionIdOf(ctx: IExecuteFunctions): string | undefined {
+/** Where a run's log lines belong: its execution (a context in tests and tools has none) and its node. */
+export function placeOf(ctx: IExecuteFunctions): LogPlace {
+	const node = ctx.getNode().name;
 	try {
-		return typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined;
+		return { executionId: typeof ctx.getExecutionId === 'function' ? ctx.getExecutionId() : undefined, node };
 	} catch {
-		return undefined; // a context without an execution (tests, tools)
+		return { executionId: undefined, node };
 	}
 }
 
@@ -58,31 +60,6 @@ export function placeText(itemIndex: number | undefined, place: LogPlace): strin
 export function logVideo(ctx: IExecuteFunctions, level: 'info' | 'warn', masker: GatewayClient['masker'], text: string, metadata: IDataObject): void {
 	const logger = (ctx as Partial<IExecuteFunctions>).logger;
 	if (typeof logger?.[level] === 'function') logger[level](masker.mask(`Model Gateway: ${text}`), masker.maskDeep(metadata));
-}
-
-/**
- * Logs a new task at info level at once, so a paid task can be found in n8n's log even when the
- * run is stopped, crashes or times out before its output is saved.
- */
-function logTaskCreated(ctx: IExecuteFunctions, client: GatewayClient, task: TaskRecord, itemIndex: number): void {
-	const place = { executionId: executionIdOf(ctx), node: client.node.name };
-	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
-}
-
-/** Whether a failed submit may have created the task all the same (read from the error, never its words). */
-export function mayHaveCreatedTask(error: unknown): error is GatewayError {
-	return error instanceof GatewayError && error.mayHaveActed;
-}
-
-/**
- * What happened to a submit that may have created a task, for a list of items ("the submit of
- * item 3 …"): answered with an error status, answered without a task ID, or not answered at all.
- */
-export function unconfirmedSubmitWords(error: unknown): string {
-	const status = error instanceof GatewayError ? error.status : undefined;
-	if (status === 200) return 'was answered without a task ID';
-	if (status !== undefined) return `was answered HTTP ${status}`;
-	return 'got no answer';
 }
 
 /**
@@ -102,8 +79,10 @@ export async function submitTask(ctx: IExecuteFunctions, client: GatewayClient, 
 		// It answered 200: whatever it did, it may have started the task.
 		throw missingResultError(what, 'task id', answer, { itemIndex, status: 200, mayHaveActed: true, hint: `The gateway's answer is quoted above. ${MAY_HAVE_CREATED_HINT}` });
 	}
-	// Logged before it is checked: even an id that cannot be polled names a task that may exist.
-	logTaskCreated(ctx, client, task, itemIndex);
+	// Logged at once (info), before its id is checked: n8n's log then names a paid task even when the run
+	// is stopped, crashes or times out before its output is saved, or when its id cannot be polled.
+	const place = placeOf(ctx);
+	logVideo(ctx, 'info', client.masker, `video task created: ${task.task_id} ${placeText(itemIndex, place)}`, { taskId: task.task_id, itemIndex, ...place });
 	const problem = taskIdProblem(task.task_id);
 	if (problem) {
 		// Polled as it is, it would name another path (`..` is the folder above): never followed.
@@ -129,7 +108,7 @@ function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUr
 	const then = ending ? ` The task ${shortTaskId(taskId)} may still be running: ${fetchLater(taskId)}` : '';
 	if (task?.answeredFor !== undefined) throw foreignTaskError(taskId, task.answeredFor, itemIndex, then);
 	if (task) return task;
-	throw missingResultError(`Checking video task ${shortTaskId(taskId)}`, 'task record', answer, {
+	throw missingResultError(checkingWhat(taskId), 'task record', answer, {
 		itemIndex,
 		status: 200,
 		fields: { task_id: taskId },
@@ -144,7 +123,7 @@ function recordOf(answer: IDataObject, taskId: string, itemIndex: number, baseUr
 function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number, then: string): GatewayError {
 	return new GatewayError({
 		kind: 'protocol',
-		headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway answered about another task, ${shortTaskId(answeredFor)}`,
+		headline: `${checkingWhat(taskId)} failed: the gateway answered about another task, ${shortTaskId(answeredFor)}`,
 		status: 200,
 		mayHaveActed: false,
 		hint: `The answer was not used: its status and video belong to the other task. If this repeats, the gateway mixes up tasks: tell its operator.${then}`,
@@ -155,7 +134,7 @@ function foreignTaskError(taskId: string, answeredFor: string, itemIndex: number
 
 /** The status request of a task: its words name the task, its errors carry its id. */
 function statusCall(taskId: string, itemIndex: number) {
-	return { path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: `Checking video task ${shortTaskId(taskId)}`, errorFields: { task_id: taskId } };
+	return { path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: checkingWhat(taskId), errorFields: { task_id: taskId } };
 }
 
 /**
@@ -166,7 +145,7 @@ export async function fetchStatus(client: GatewayClient, taskId: string, itemInd
 	const answer = await client.json(statusCall(taskId, itemIndex)).catch((error: unknown) => {
 		if (!(error instanceof GatewayError) || error.kind !== 'not_found') throw error;
 		throw error.with({
-			headline: `Checking video task ${shortTaskId(taskId)} failed: the gateway does not know this task ID`,
+			headline: `${checkingWhat(taskId)} failed: the gateway does not know this task ID`,
 			hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
 		});
 	});
@@ -223,9 +202,9 @@ export function notFinishedError(record: TaskRecord, itemIndex: number): Gateway
 }
 
 /** What went wrong with a task's last check, without repeating "Checking video task … failed". */
-function lastCheckWords(error: Error, shortId: string): string {
+function lastCheckWords(error: Error, taskId: string): string {
 	const headline = error instanceof GatewayError ? error.headline : error.message;
-	const own = `Checking video task ${shortId} failed: `;
+	const own = `${checkingWhat(taskId)} failed: `;
 	return headline.startsWith(own) ? headline.slice(own.length) : headline;
 }
 
@@ -241,7 +220,7 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			return new GatewayError({
 				kind: 'timeout',
 				headline: outcome.lastCheckError
-					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): its last check failed (${lastCheckWords(outcome.lastCheckError, id)}); last status ${statusWithProgress(record)}, so the node stopped waiting`
+					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): its last check failed (${lastCheckWords(outcome.lastCheckError, record.task_id)}); last status ${statusWithProgress(record)}, so the node stopped waiting`
 					: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
 				hint: `${fetchLater(record.task_id)} Or raise Max Wait (Seconds) in the options (it counts from the task's submit).`,
 				fields,
@@ -249,13 +228,10 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			});
 		case 'unreachable': {
 			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(record.task_id)}`;
-			const checking = `Checking video task ${id} failed`;
-			let error = outcome.error instanceof GatewayError ? outcome.error : new GatewayError({ kind: 'protocol', headline: checking, gatewayMessage: outcome.error?.message });
-			if (outcome.failedPolls > 1) {
-				const times = `${checking} ${outcome.failedPolls} times in a row`;
-				error = error.headline.startsWith(checking) ? error.with({ headline: `${times}${error.headline.slice(checking.length)}` }) : error.within(times);
-			}
-			return error.within(`Checking video task ${id}`, { hint: error.hint ? `${error.hint} ${hint}` : hint, fields, itemIndex });
+			const checking = `${checkingWhat(record.task_id)} failed${outcome.failedPolls > 1 ? ` ${outcome.failedPolls} times in a row` : ''}`;
+			const error = outcome.error instanceof GatewayError ? outcome.error : new GatewayError({ kind: 'protocol', headline: checking, gatewayMessage: outcome.error?.message });
+			const headline = error.headline === checking ? checking : `${checking}: ${lastCheckWords(error, record.task_id)}`;
+			return error.with({ headline, hint: error.hint ? `${error.hint} ${hint}` : hint, fields: { ...error.fields, ...fields }, itemIndex: error.itemIndex ?? itemIndex });
 		}
 		default: {
 			const cancelled = outcome.kind === 'cancelled';
@@ -296,8 +272,6 @@ export async function downloadVideo(ctx: IExecuteFunctions, client: GatewayClien
 		errorFields: fields,
 		nextStep: again,
 		downloadOption: 'Download Video',
-	}).catch((error: unknown) => {
-		throw withFields(error, fields);
 	});
 }
 

@@ -44,33 +44,26 @@ export class VideoRun extends PaidWork {
 		return this.settings.cancelSignal?.aborted === true;
 	}
 
-	/** Failing or stopped: nothing more is paid for. */
-	get halted(): boolean {
-		return this.failure !== undefined || this.cancelled;
-	}
-
-	itemOf(taskId: string): number | undefined {
-		return this.itemOfTask.get(taskId);
-	}
-
 	override setTask(itemIndex: number, record: TaskRecord): void {
 		this.itemOfTask.set(record.task_id, itemIndex);
 		super.setTask(itemIndex, record);
 		this.progress.update();
 	}
 
-	/** A status answer about a task of this run, merged into what is known of it; handed back as it came. */
-	checked(taskId: string, answer: PollAnswer): PollAnswer {
+	/** A status check of a task of this run, sent for its item: its answer merged into what is known of it, handed back as it came. */
+	async check(taskId: string, send: (itemIndex: number) => Promise<PollAnswer>): Promise<PollAnswer> {
 		const item = this.itemOfTask.get(taskId);
+		const answer = await send(item ?? 0);
 		const known = item === undefined ? undefined : this.tasks.get(item);
 		if ('task' in answer && known && item !== undefined) this.setTask(item, mergeRecords(known, answer.task));
 		return answer;
 	}
 
-	/** An item whose turn came once the run was halted: never submitted, and its error. */
-	notSubmitted(itemIndex: number): GatewayError {
+	/** An item whose turn came once the run was failing or stopped is never submitted (nothing more is paid for): its error. */
+	refuseIfHalted(itemIndex: number): void {
+		if (this.failure === undefined && !this.cancelled) return;
 		this.skip(itemIndex);
-		return new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
+		throw new GatewayError({ kind: 'cancelled', headline: `Item ${itemIndex} was not submitted: the run stopped before it`, itemIndex });
 	}
 
 	/**
