@@ -32,8 +32,7 @@ export async function complete(this: IExecuteFunctions): Promise<INodeExecutionD
 	return await runPerItem(this, {
 		prepare: async (itemIndex) => await prepareChatItem(this, itemIndex),
 		run: async ({ request, body, attachments }, itemIndex, client) => {
-			const { stream, deadlineMs, idleMs } = request;
-			const completion = await callChat(this, client, CHAT_COMPLETIONS, { body: await attachedBody(this, itemIndex, body, attachments), itemIndex, what: WHAT, stream, deadlineMs, idleMs });
+			const completion = await callChat(this, client, CHAT_COMPLETIONS, { ...request, body: await attachedBody(this, itemIndex, body, attachments), itemIndex, what: WHAT });
 			const json = chatItemJson(completion, request, itemIndex);
 			if (request.includeRawResponse) json.rawResponse = completion;
 			return { json };

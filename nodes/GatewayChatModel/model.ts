@@ -36,10 +36,18 @@ import type { ChatCompletion } from '../shared/chat/completions';
 import { CHAT_MODEL_WHAT, closingChunks, generateResultOf, requestBody, toWireMessages, toWireTools } from './wire';
 import type { ModelSettings, WireTool } from './wire';
 
-export const WHAT = CHAT_MODEL_WHAT;
 const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps happening, turn off streaming in the AI node.';
 
-export interface GatewayModelDeps {
+/** What the panel sets (supply.ts reads it, checked). */
+export interface ModelInput {
+	settings: ModelSettings;
+	/** The hard limit for one answer, streamed or not. */
+	deadlineMs: number;
+	/** A streamed answer's idle limit (Idle Timeout): silence this long ends it. */
+	idleMs: number;
+}
+
+export interface GatewayModelDeps extends ModelInput {
 	/** The execution's client: its credential, backoff and cancel signal. */
 	client: GatewayClient;
 	/**
@@ -49,11 +57,6 @@ export interface GatewayModelDeps {
 	 */
 	clientFor: (signal: AbortSignal | undefined) => Promise<GatewayClient>;
 	node: INode;
-	settings: ModelSettings;
-	/** The hard limit for one answer, streamed or not. */
-	deadlineMs: number;
-	/** A streamed answer's idle limit (Idle Timeout): silence this long ends it. */
-	idleMs?: number;
 	/** A tool's parameters as JSON schema (the SDK's getParametersJsonSchema: zod or JSON schema). */
 	schemaOf: (tool: FunctionTool) => unknown;
 }
@@ -73,7 +76,7 @@ function stopOf(config: CallConfig | undefined): string[] | undefined {
 	return Array.isArray(stop) ? stop.filter((entry): entry is string => typeof entry === 'string' && entry !== '') : undefined;
 }
 
-const checkedCompletion = (completion: ChatCompletion) => checkedReply({ what: WHAT, replyProblem: CHAT_COMPLETIONS.replyProblem }, completion);
+const checkedCompletion = (completion: ChatCompletion) => checkedReply({ what: CHAT_MODEL_WHAT, replyProblem: CHAT_COMPLETIONS.replyProblem }, completion);
 
 type SdkBaseChatModel = typeof BaseChatModel;
 
@@ -122,8 +125,10 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			super('model-gateway', deps.settings.model);
 		}
 
-		private body(messages: Message[], config: CallConfig | undefined, stream: boolean) {
-			return requestBody(this.deps.settings, toWireMessages(messages), wireToolsOf(this.tools, this.deps.schemaOf), { stream, stop: stopOf(config) });
+		/** The transport ends a call at the deadline or when a signal aborts. */
+		private request(messages: Message[], config: CallConfig | undefined, stream: boolean) {
+			const body = requestBody(this.deps.settings, toWireMessages(messages), wireToolsOf(this.tools, this.deps.schemaOf), { stream, stop: stopOf(config) });
+			return { path: CHAT_COMPLETIONS.path, body, deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: CHAT_MODEL_WHAT };
 		}
 
 		/** Any failure as the n8n error the agent shows: our words, the gateway's quoted, the key masked. */
@@ -144,7 +149,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 		async generate(messages: Message[], config?: CallConfig): Promise<GenerateResult> {
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
-				const completion = await client.json<ChatCompletion>({ path: CHAT_COMPLETIONS.path, body: this.body(messages, config, false), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT });
+				const completion = await client.json<ChatCompletion>(this.request(messages, config, false));
 				// What the agent, its tools and n8n's run data and event log get: masked.
 				return client.masker.maskDeep(generateResultOf(checkedCompletion(completion)));
 			} catch (error) {
@@ -156,9 +161,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			let response: Awaited<ReturnType<GatewayClient['stream']>>;
 			try {
 				const client = await this.deps.clientFor(signalOf(config));
-				// The transport ends the stream at the deadline or when a signal aborts.
-				const request = { path: CHAT_COMPLETIONS.path, body: this.body(messages, config, true), deadlineMs: this.deps.deadlineMs, limitName: CHAT_LIMIT, what: WHAT };
-				response = await client.stream({ ...request, idle: chatIdle(this.deps.idleMs) });
+				response = await client.stream({ ...this.request(messages, config, true), idle: chatIdle(this.deps.idleMs) });
 			} catch (error) {
 				throw this.streamError(error);
 			}
@@ -169,7 +172,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 			const text = (delta: string): StreamChunk[] => (delta === '' ? [] : [{ type: 'text-delta', delta }]);
 			const reader = new ChatCompletionStream();
 			try {
-				const whole = await wholeAnswerOf<ChatCompletion>(response, WHAT);
+				const whole = await wholeAnswerOf<ChatCompletion>(response, CHAT_MODEL_WHAT);
 				if (whole !== undefined) {
 					yield* wholeAnswerChunks(checkedCompletion(whole), masker);
 					return;
@@ -179,7 +182,7 @@ function defineModel(Base: SdkBaseChatModel): GatewayChatModelClass {
 				yield* text(shown.flush());
 				yield* masker.maskDeep(closingChunks(reply));
 			} catch (error) {
-				throw this.streamError(streamFailure(WHAT, error, response.failure, { hint: STREAM_HINT, arrived: reader.arrived }));
+				throw this.streamError(streamFailure(CHAT_MODEL_WHAT, error, response.failure, { hint: STREAM_HINT, arrived: reader.arrived }));
 			} finally {
 				if (!body.readableEnded && !body.destroyed) body.destroy();
 			}

@@ -8,17 +8,11 @@ import { checkedMaxTokens, readChatLimits, readEffort, readOptionalNumber } from
 import { GatewayClient } from '../shared/wire/transport';
 import { readModelId } from '../shared/items/validate';
 import { gatewayChatModelClass } from './model';
+import type { ModelInput } from './model';
 import { loadAiNodeSdk } from './sdk';
 import type { AiNodeSdk } from './sdk';
 import { keepStreamedTokenUsage } from './usage';
 import type { ModelSettings } from './wire';
-
-export interface ModelInput {
-	settings: ModelSettings;
-	deadlineMs: number;
-	/** Idle Timeout of a streamed answer. */
-	idleMs: number;
-}
 
 /**
  * The panel's values, checked before anything is sent. The shared readers take the functions of
@@ -28,12 +22,10 @@ export function readModelInput(ctx: ISupplyDataFunctions, itemIndex: number): Mo
 	const fns = ctx as unknown as IExecuteFunctions;
 	const model = readModelId(fns, itemIndex);
 	const options = (ctx.getNodeParameter('options', itemIndex, {}) ?? {}) as IDataObject;
-	// Sent always (4096 unless set), as Gateway Chat does: relays into the native format require it.
-	const settings: ModelSettings = { model, maxTokens: checkedMaxTokens(fns, itemIndex, model, options.maxTokens) };
+	// Max Tokens sent always (4096 unless set), as Gateway Chat does: relays into the native format require it.
+	const maxTokens = checkedMaxTokens(fns, itemIndex, model, options.maxTokens);
 	const temperature = readOptionalNumber(fns, itemIndex, options.temperature, 'Temperature', { min: 0, max: 2 });
-	if (temperature !== undefined) settings.temperature = temperature;
-	const effort = readEffort(fns, itemIndex, options.effort);
-	if (effort !== undefined) settings.effort = effort;
+	const settings: ModelSettings = { model, maxTokens, temperature, effort: readEffort(fns, itemIndex, options.effort) };
 	return { settings, ...readChatLimits(fns, itemIndex, options) };
 }
 
@@ -59,17 +51,15 @@ async function clientWithSignal(ctx: ISupplyDataFunctions, client: GatewayClient
 /** `load` is for tests: n8n's own SDK is what the node uses. */
 export async function supplyGatewayChatModel(ctx: ISupplyDataFunctions, itemIndex: number, load?: () => Promise<AiNodeSdk>): Promise<SupplyData> {
 	const sdk = await loadAiNodeSdk(ctx.getNode(), load);
-	const { settings, deadlineMs, idleMs } = readModelInput(ctx, itemIndex);
+	const input = readModelInput(ctx, itemIndex);
 	// The transport needs what every n8n context has: the credential, the node, httpRequest and the cancel signal.
 	const client = await GatewayClient.create(ctx as unknown as IExecuteFunctions);
 	const GatewayChatModel = gatewayChatModelClass(sdk.BaseChatModel);
 	const model = new GatewayChatModel({
+		...input,
 		client,
 		clientFor: async (signal) => await clientWithSignal(ctx, client, signal),
 		node: ctx.getNode(),
-		settings,
-		deadlineMs,
-		idleMs,
 		schemaOf: (tool) => sdk.getParametersJsonSchema(tool),
 	});
 	const supplied = sdk.supplyModel(ctx, model);

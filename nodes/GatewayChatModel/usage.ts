@@ -11,14 +11,11 @@
  * of its own). Where n8n's internals look different (a fixed SDK, another version) it changes
  * nothing.
  */
+import type { TokenUsage } from '@n8n/ai-node-sdk';
 
-interface UsageCounts {
-	promptTokens: number;
-	completionTokens: number;
-	totalTokens: number;
-}
+import { count, tokenUsage } from './wire';
 
-type UsageParser = (output: unknown) => UsageCounts;
+type UsageParser = (output: unknown) => TokenUsage;
 
 interface TracingHandler {
 	options?: { tokensUsageParser?: UsageParser & { mgwBothSpellings?: true } };
@@ -29,20 +26,11 @@ interface LanguageModelLike {
 	bindTools?: (...args: unknown[]) => unknown;
 }
 
-const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-
 /** Usage in LangChain's streamed spelling, or undefined when the output carries it otherwise (or not at all). */
-export function streamedUsage(output: unknown): UsageCounts | undefined {
+export function streamedUsage(output: unknown): TokenUsage | undefined {
 	const usage = (output as { llmOutput?: { tokenUsage?: Record<string, unknown> } } | undefined)?.llmOutput?.tokenUsage;
 	if (!usage || usage.output_tokens !== undefined || usage.input_tokens !== undefined) return undefined;
-	const promptTokens = number(usage.promptTokens);
-	const completionTokens = number(usage.completionTokens);
-	if (promptTokens === undefined && completionTokens === undefined) return undefined;
-	return {
-		promptTokens: promptTokens ?? 0,
-		completionTokens: completionTokens ?? 0,
-		totalTokens: number(usage.totalTokens) ?? (promptTokens ?? 0) + (completionTokens ?? 0),
-	};
+	return tokenUsage(count(usage.promptTokens), count(usage.completionTokens), count(usage.totalTokens));
 }
 
 function readBothSpellings(handler: unknown): void {

@@ -150,20 +150,25 @@ export function finishReasonOf(reason: unknown): FinishReason {
 	}
 }
 
-const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+/** A token count: a finite number, else undefined. */
+export const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/** Usage from its counts (usage.ts reads LangChain's spelling with it): none without either count; the total is their sum unless given. */
+export function tokenUsage(promptTokens: number | undefined, completionTokens: number | undefined, totalTokens: number | undefined): TokenUsage | undefined {
+	if (promptTokens === undefined && completionTokens === undefined) return undefined;
+	return {
+		promptTokens: promptTokens ?? 0,
+		completionTokens: completionTokens ?? 0,
+		totalTokens: totalTokens ?? (promptTokens ?? 0) + (completionTokens ?? 0),
+	};
+}
 
 /** The gateway's `usage` in the SDK's words; undefined when the gateway sent none. */
 export function usageOf(usage: unknown): TokenUsage | undefined {
 	if (typeof usage !== 'object' || usage === null) return undefined;
 	const u = usage as IDataObject;
-	const promptTokens = count(u.prompt_tokens) ?? count(u.input_tokens);
-	const completionTokens = count(u.completion_tokens) ?? count(u.output_tokens);
-	if (promptTokens === undefined && completionTokens === undefined) return undefined;
-	const result: TokenUsage = {
-		promptTokens: promptTokens ?? 0,
-		completionTokens: completionTokens ?? 0,
-		totalTokens: count(u.total_tokens) ?? (promptTokens ?? 0) + (completionTokens ?? 0),
-	};
+	const result = tokenUsage(count(u.prompt_tokens) ?? count(u.input_tokens), count(u.completion_tokens) ?? count(u.output_tokens), count(u.total_tokens));
+	if (!result) return undefined;
 	const cached = count((u.prompt_tokens_details as IDataObject | undefined)?.cached_tokens);
 	const reasoning = count((u.completion_tokens_details as IDataObject | undefined)?.reasoning_tokens);
 	if (cached !== undefined) result.inputTokenDetails = { cacheRead: cached };
@@ -172,15 +177,17 @@ export function usageOf(usage: unknown): TokenUsage | undefined {
 }
 
 /**
- * The first choice's tool calls, with the ids and names the gateway gave (missing ids made up, so
- * calls never merge). No arguments (empty, or only whitespace) are an empty object: a tool without
- * parameters.
+ * The first choice, its message and its tool calls, with the ids and names the gateway gave (missing
+ * ids made up, so calls never merge). No arguments (empty, or only whitespace) are an empty object:
+ * a tool without parameters.
  */
-export function toolCallsOf(message: IDataObject): WireToolCall[] {
-	const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as IDataObject[]) : [];
+function firstChoice(completion: IDataObject): { choice: IDataObject; message: IDataObject; calls: WireToolCall[] } {
+	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
+	const message = (choice.message ?? {}) as IDataObject;
+	const wireCalls = Array.isArray(message.tool_calls) ? (message.tool_calls as IDataObject[]) : [];
 	const given = (call: IDataObject | undefined) => (typeof call?.id === 'string' && call.id !== '' ? call.id : undefined);
-	const taken = new Set(calls.map(given).filter((id) => id !== undefined));
-	return calls.map((call, index) => {
+	const taken = new Set(wireCalls.map(given).filter((id) => id !== undefined));
+	const calls = wireCalls.map((call, index): WireToolCall => {
 		const fn = (call?.function ?? {}) as IDataObject;
 		const args = typeof fn.arguments === 'string' ? fn.arguments : fn.arguments === undefined ? '{}' : JSON.stringify(fn.arguments);
 		let id = given(call);
@@ -191,6 +198,7 @@ export function toolCallsOf(message: IDataObject): WireToolCall[] {
 		}
 		return { id, type: 'function', function: { name: String(fn.name ?? ''), arguments: args.trim() === '' ? '{}' : args } };
 	});
+	return { choice, message, calls };
 }
 
 /** Why a call's arguments cannot be handed to its tool (not JSON, or JSON that is not an object); undefined when they can. */
@@ -233,9 +241,7 @@ function callContent(call: WireToolCall): MessageContent {
 
 /** A whole `chat.completion` as the SDK's result: the text, the tool calls, the finish reason and the real token usage. */
 export function generateResultOf(completion: IDataObject): GenerateResult {
-	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
-	const message = (choice.message ?? {}) as IDataObject;
-	const calls = toolCallsOf(message);
+	const { choice, message, calls } = firstChoice(completion);
 	const text = contentText(message.content);
 	const content: MessageContent[] = text !== '' || calls.length === 0 ? [{ type: 'text', text }] : [];
 	for (const call of calls) content.push(callContent(call));
@@ -263,9 +269,7 @@ export function generateResultOf(completion: IDataObject): GenerateResult {
  * index 0: pieces of two calls would be glued into one unless each carries its call's id.
  */
 export function closingChunks(completion: IDataObject): StreamChunk[] {
-	const choice = ((completion.choices as IDataObject[] | undefined)?.[0] ?? {}) as IDataObject;
-	const message = (choice.message ?? {}) as IDataObject;
-	const calls = toolCallsOf(message);
+	const { choice, calls } = firstChoice(completion);
 	// Every call checked before any is handed over: one malformed call fails the answer as a whole.
 	for (const call of calls) callContent(call);
 	const chunks: StreamChunk[] = calls.map((call): StreamChunk => ({ type: 'tool-call-delta', id: call.id, name: call.function.name, argumentsDelta: call.function.arguments }));

@@ -32,8 +32,7 @@ export async function createMessage(this: IExecuteFunctions): Promise<INodeExecu
 	return await runPerItem(this, {
 		prepare: async (itemIndex) => await prepareMessagesItem(this, itemIndex),
 		run: async ({ request, body, attachments }, itemIndex, client) => {
-			const { stream, deadlineMs, idleMs } = request;
-			const message = await callChat(this, client, MESSAGES_WIRE, { body: await attachedBody(this, itemIndex, body, attachments), itemIndex, what: WHAT, stream, deadlineMs, idleMs });
+			const message = await callChat(this, client, MESSAGES_WIRE, { ...request, body: await attachedBody(this, itemIndex, body, attachments), itemIndex, what: WHAT });
 			let json = messagesOutput(message);
 			// First, so that the output panel shows what the next node maps.
 			if (request.json) json = { data: answerData(json, message, request.json, itemIndex) as IDataObject, ...json };

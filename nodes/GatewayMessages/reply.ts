@@ -88,7 +88,7 @@ export class MessageEventStream extends ReplyStream<NativeMessage> {
 				this.takeMessageDelta(payload);
 				return undefined;
 			case 'message_stop':
-				this.done = true;
+				this.finished = true;
 				return undefined;
 			case 'error':
 				throw StreamFault.reported(payload);

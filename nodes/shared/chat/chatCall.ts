@@ -14,6 +14,7 @@ import type { ServerSentEvent } from '../wire/sse';
 import { jsonObjectAnswer } from '../wire/transport';
 import type { GatewayClient, OpenAnswer } from '../wire/transport';
 import type { IdleLimit } from '../wire/attempt';
+import type { ChatParameters } from './chatInput';
 
 /**
  * What a reply stream found wrong: an error the gateway reported in the stream (`payload`), or a
@@ -60,16 +61,12 @@ export function eventJson(event: ServerSentEvent): IDataObject {
 export abstract class ReplyStream<R> {
 	/** What the end mark is called, for the message when it never comes. */
 	abstract readonly endMark: string;
-	protected done = false;
+	/** The stream's own end mark arrived (`[DONE]`, `message_stop`). */
+	finished = false;
 	/** Tool calls the stream had begun: said when it goes silent, as no answer text comes with them. */
 	protected toolCallsBegun = 0;
 	private events = 0;
 	private answerChars = 0;
-
-	/** The stream's own end mark arrived (`[DONE]`, `message_stop`). */
-	get finished(): boolean {
-		return this.done;
-	}
 
 	/** What had arrived, for a stream that went silent: "after 1,234 characters of the answer (3 events, 1 tool call begun)". */
 	get arrived(): string {
@@ -84,7 +81,7 @@ export abstract class ReplyStream<R> {
 		this.events++;
 		// `data: [DONE] ` with a trailing space is still the end mark.
 		if (event.data.trim() === '[DONE]') {
-			this.done = true;
+			this.finished = true;
 			return undefined;
 		}
 		const text = this.takePayload(eventJson(event), event);
@@ -136,17 +133,8 @@ export interface ChatWire<R> {
 	replyProblem: (reply: R) => string | undefined;
 }
 
-/** One item's call: its body, and the mode and limits its parameters set (ChatParameters). */
-export interface ChatCall {
-	body: IDataObject;
-	itemIndex: number;
-	what: string;
-	stream: boolean;
-	/** The hard limit for the whole answer. */
-	deadlineMs: number;
-	/** A streamed answer's idle limit in ms (Idle Timeout): silence this long ends it. */
-	idleMs?: number;
-}
+/** One item's call: its body, and the mode and limits its parameters set (without `idleMs`, no idle limit). */
+export type ChatCall = Pick<ChatParameters, 'stream' | 'deadlineMs'> & { body: IDataObject; itemIndex: number; what: string; idleMs?: number };
 
 /** n8n's streaming API for one item, or undefined when n8n is not streaming this run. */
 export interface LiveText {
@@ -196,47 +184,35 @@ const STREAM_HINT = 'The partial answer was discarded. Try again; if it keeps ha
 /** Sends a chat request and returns the whole reply, reading and aggregating the stream if asked. */
 export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient, wire: ChatWire<R>, call: ChatCall): Promise<R> {
 	const live = liveTextFor(ctx, call.itemIndex);
+	const request = { path: wire.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, limitName: CHAT_LIMIT, headers: wire.headers };
+	const checked = (reply: R) => checkedReply({ what: call.what, itemIndex: call.itemIndex, replyProblem: wire.replyProblem }, reply);
 	try {
-		return await callChatWith(client, wire, call, live);
+		if (!call.stream) return await passWhole(live, wire, checked(await client.json<R>(request)));
+
+		const response = await client.stream({ ...request, idle: chatIdle(call.idleMs) });
+		const replyStream = new wire.replyStream();
+		let reply: R;
+		let begun = false;
+		try {
+			const whole = await wholeAnswerOf<R>(response, call.what, call.itemIndex);
+			if (whole !== undefined) return await passWhole(live, wire, checked(whole));
+			if (live) {
+				await live.begin();
+				begun = true;
+			}
+			for await (const texts of replyTexts(response, replyStream)) if (live) for (const text of texts) await live.write(text);
+			// A stream that ended properly but held no answer is the same error as an empty whole answer.
+			reply = checked(replyStream.reply());
+		} catch (error) {
+			const failure = streamFailure(call.what, error, response.failure, { itemIndex: call.itemIndex, arrived: replyStream.arrived });
+			if (begun && live) await live.fail(failure.shownMessage((text) => client.masker.mask(text))).catch(() => undefined);
+			throw failure;
+		}
+		if (live) await live.end();
+		return reply;
 	} finally {
 		await live?.close();
 	}
-}
-
-async function callChatWith<R>(client: GatewayClient, wire: ChatWire<R>, call: ChatCall, live: LiveText | undefined): Promise<R> {
-	const request = { path: wire.path, body: call.body, itemIndex: call.itemIndex, what: call.what, deadlineMs: call.deadlineMs, limitName: CHAT_LIMIT, headers: wire.headers };
-	const checked = (reply: R) => checkedReply({ what: call.what, itemIndex: call.itemIndex, replyProblem: wire.replyProblem }, reply);
-	if (!call.stream) {
-		const reply = checked(await client.json<R>(request));
-		if (live) await passWhole(live, wire.answerText(reply));
-		return reply;
-	}
-
-	const response = await client.stream({ ...request, idle: chatIdle(call.idleMs) });
-	const replyStream = new wire.replyStream();
-	let reply: R;
-	let begun = false;
-	try {
-		const whole = await wholeAnswerOf<R>(response, call.what, call.itemIndex);
-		if (whole !== undefined) {
-			reply = checked(whole);
-			if (live) await passWhole(live, wire.answerText(reply));
-			return reply;
-		}
-		if (live) {
-			await live.begin();
-			begun = true;
-		}
-		for await (const texts of replyTexts(response, replyStream)) if (live) for (const text of texts) await live.write(text);
-		// A stream that ended properly but held no answer is the same error as an empty whole answer.
-		reply = checked(replyStream.reply());
-	} catch (error) {
-		const failure = streamFailure(call.what, error, response.failure, { itemIndex: call.itemIndex, arrived: replyStream.arrived });
-		if (begun && live) await live.fail(failure.shownMessage((text) => client.masker.mask(text))).catch(() => undefined);
-		throw failure;
-	}
-	if (live) await live.end();
-	return reply;
 }
 
 /** The reply, when it is one (`replyProblem`); else the error that quotes what came instead. */
@@ -266,21 +242,16 @@ export async function wholeAnswerOf<R>(response: OpenAnswer, what: string, itemI
 }
 
 /**
- * The transport's reading failure (OpenAnswer.failure): `readerAdvice` is what this reader says when
- * the answer broke off, `arrived` what it had of the answer when it went silent.
- */
-type ReadFailure = (error: unknown, readerAdvice?: string, arrived?: string) => GatewayError;
-
-/**
  * A failure while reading a chat answer, streamed or whole, as a GatewayError: an error the
  * gateway reported in the stream reads as the same error in a whole answer; a broken stream says
- * what broke; anything else is the attempt's (deadline, Stop, network), classified with this
- * reader's advice (`hint`) for an answer that broke off.
+ * what broke; anything else is the attempt's (deadline, Stop, network), classified by the transport
+ * (`readFailure`) with this reader's advice (`hint`) for an answer that broke off, and what it had
+ * of the answer (`arrived`) when it went silent.
  */
 export function streamFailure(
 	what: string,
 	error: unknown,
-	readFailure: ReadFailure,
+	readFailure: OpenAnswer['failure'],
 	options: { itemIndex?: number; hint?: string; arrived?: string } = {},
 ): GatewayError {
 	const hint = options.hint ?? STREAM_HINT;
@@ -328,8 +299,12 @@ export async function readAll(answer: AnswerBody, readWhole?: Buffer): Promise<s
 	return Buffer.concat(parts).toString('utf8');
 }
 
-async function passWhole(live: LiveText, text: string): Promise<void> {
+/** A whole reply, its answer text passed on to live text in one piece. */
+async function passWhole<R>(live: LiveText | undefined, wire: ChatWire<R>, reply: R): Promise<R> {
+	if (!live) return reply;
+	const text = wire.answerText(reply);
 	await live.begin();
 	if (text !== '') await live.write(text);
 	await live.end();
+	return reply;
 }
