@@ -84,20 +84,29 @@ export function checkBaseUrl(raw: unknown): string {
 	return normalised;
 }
 
+/** A JSON object, given as an object or as JSON text, or nothing (`{}`); else `refuse`'s error, with JSON.parse's words for text that is no JSON. */
+export function jsonObjectOf(raw: unknown, refuse: (jsonError?: string) => Error): IDataObject {
+	if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return {};
+	let value = raw;
+	if (typeof raw === 'string') {
+		try {
+			value = JSON.parse(raw);
+		} catch (error) {
+			throw refuse((error as Error).message);
+		}
+	}
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refuse();
+	return value as IDataObject;
+}
+
 /** `customHeaders`: a JSON object of header names to text values (or nothing). */
 export function checkCustomHeaders(raw: unknown): Record<string, string> {
-	if (raw === undefined || raw === null) return {};
-	let value: unknown = raw;
-	if (typeof raw === 'string') {
-		if (raw.trim() === '') return {};
-		value = parseJson(raw);
-		if (value === undefined) throw new CredentialProblem('Custom Headers', 'is not valid JSON: enter an object such as {"x-portkey-provider": "openai"}');
-	}
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-		throw new CredentialProblem('Custom Headers', 'must be a JSON object of header names to text values, e.g. {"x-portkey-provider": "openai"}');
-	}
+	const value = jsonObjectOf(raw, (jsonError) => {
+		if (jsonError !== undefined) return new CredentialProblem('Custom Headers', 'is not valid JSON: enter an object such as {"x-portkey-provider": "openai"}');
+		return new CredentialProblem('Custom Headers', 'must be a JSON object of header names to text values, e.g. {"x-portkey-provider": "openai"}');
+	});
 	const headers: Record<string, string> = {};
-	for (const [name, headerValue] of Object.entries(value as IDataObject)) {
+	for (const [name, headerValue] of Object.entries(value)) {
 		if (!HEADER_NAME.test(name)) throw new CredentialProblem('Custom Headers', `has an invalid header name "${name.slice(0, 40)}"`);
 		if (FORBIDDEN_HEADERS.has(name.toLowerCase())) {
 			throw new CredentialProblem('Custom Headers', `may not set "${name}": ${name.toLowerCase() === 'authorization' ? 'the API Key is sent as the Authorization header' : 'the node sets it itself'}`);
