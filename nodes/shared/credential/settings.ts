@@ -7,7 +7,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { SecretMasker } from './secrets';
-import { isHttpUrl, normalizeBaseUrl } from './url';
+import { isHttpUrl, normalizeBaseUrl, parseUrl } from './url';
 
 export const CREDENTIAL_TYPE = 'gatewayApi';
 
@@ -33,14 +33,6 @@ export class CredentialProblem extends Error {
 	) {
 		super(`The "${field}" of the Model Gateway credential ${problem}`);
 		this.name = 'CredentialProblem';
-	}
-}
-
-function parseUrl(text: string): URL | undefined {
-	try {
-		return new URL(text);
-	} catch {
-		return undefined;
 	}
 }
 
