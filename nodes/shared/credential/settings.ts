@@ -145,13 +145,8 @@ export function readGatewayCredential(credentials: IDataObject, node: INode): Ga
  * even an input check's error is masked with it.
  */
 export function secretPolicyOf(credentials: IDataObject): SecretMasker {
-	let customHeaders: Record<string, string>;
-	try {
-		customHeaders = checkCustomHeaders(credentials.customHeaders);
-	} catch {
-		const parsed = typeof credentials.customHeaders === 'string' ? parseJson(credentials.customHeaders) : credentials.customHeaders;
-		customHeaders = {};
-		if (typeof parsed === 'object' && parsed !== null) for (const [name, value] of Object.entries(parsed)) customHeaders[name] = String(value);
-	}
+	const parsed = typeof credentials.customHeaders === 'string' ? parseJson(credentials.customHeaders) : credentials.customHeaders;
+	const customHeaders: Record<string, string> = {};
+	if (typeof parsed === 'object' && parsed !== null) for (const [name, value] of Object.entries(parsed)) customHeaders[name] = String(value);
 	return SecretMasker.of({ apiKey: String(credentials.apiKey ?? '').trim(), customHeaders });
 }
