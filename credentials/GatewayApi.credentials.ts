@@ -86,8 +86,6 @@ export class GatewayApi implements ICredentialType {
 		return authenticated;
 	}
 
-	// No declarative `test`: n8n would answer it in its own bare words ("Unauthorized", "Not
-	// Found", "ECONNREFUSED"), and while a credential has one, n8n never calls a node's test
-	// function. Every node tests this credential instead (`testedBy: 'gatewayApiTest'`, see
-	// nodes/shared/panel/credentialTest.ts): GET /v1/models, explained in plain words.
+	// No declarative `test`: every node tests this credential (`testedBy: 'gatewayApiTest'`);
+	// nodes/shared/panel/credentialTest.ts says why.
 }

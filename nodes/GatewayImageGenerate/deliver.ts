@@ -15,7 +15,7 @@ import type { GatewayCall, GatewayClient, ItemLimit } from '../shared/wire/trans
 import { ImageAnswerReader } from './inlineImages';
 import type { InlineImages } from './inlineImages';
 import type { ImageRequest } from './request';
-import { UNKNOWN_FILE, USAGE_FLAG, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
+import { USAGE_FLAG, fileTypeFromHeader, imageAnswerProblem, planImages } from './response';
 import type { ImageAnswer, PlannedImage } from './response';
 
 /** Links of one answer fetched side by side: they are temporary, but one item's batch is small. */
@@ -73,7 +73,6 @@ async function imageFile(
 	inline: InlineImages,
 	limit: Pick<GatewayCall, 'notAfter' | 'limitName'>,
 ): Promise<IBinaryData | undefined> {
-	const what = `Downloading image ${image.index} of item ${itemIndex}`;
 	if (image.base64 !== undefined) {
 		const decoded = inline.take(image.base64);
 		if (decoded.bytes === undefined) {
@@ -85,12 +84,12 @@ async function imageFile(
 				itemIndex,
 			});
 		}
-		return await bufferToBinary(ctx, decoded.bytes, { baseName: image.baseName, fallback: UNKNOWN_FILE });
+		return await bufferToBinary(ctx, decoded.bytes, image.baseName);
 	}
 	if (image.download === undefined) return undefined;
 	return await downloadToBinary(ctx, client, {
 		link: image.download,
-		what,
+		what: `Downloading image ${image.index} of item ${itemIndex}`,
 		expected: 'an image',
 		mediaPrefix: 'image/',
 		downloadOption: 'Download Image',
@@ -117,10 +116,9 @@ export type ImageCall = Required<Pick<GatewayCall, 'path' | 'body' | 'what'>>;
  * and the downloads of its links.
  */
 export async function deliverImages(ctx: IExecuteFunctions, client: GatewayClient, request: ImageRequest, itemIndex: number, call: ImageCall, limit: ItemLimit): Promise<INodeExecutionData[]> {
-	const what = call.what;
 	const { answer, images: inline } = await requestImages(client, { method: 'POST', ...call, itemIndex, ...limit, retry: { idempotent: false } });
 	const problem = imageAnswerProblem(answer);
-	if (problem) throw missingResultError(what, problem, answer, { itemIndex });
+	if (problem) throw missingResultError(call.what, problem, answer, { itemIndex });
 
 	const images = planImages(answer, request, client.groupMultiplier);
 	const settled = await settleConcurrent(images, DOWNLOADS_AT_ONCE, async (image) => {

@@ -145,11 +145,8 @@ export class ImageAnswerReader {
 		const stop = backslash !== -1 && (quote === -1 || backslash < quote) ? backslash : quote;
 		this.feed(chunk.toString('latin1', at, stop === -1 ? chunk.length : stop));
 		if (stop === -1) return chunk.length;
-		if (stop === backslash) {
-			this.escaped = true;
-			return stop + 1;
-		}
-		this.finishImage();
+		if (stop === backslash) this.escaped = true;
+		else this.finishImage();
 		return stop + 1;
 	}
 

@@ -5,7 +5,9 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { UNKNOWN_FILE } from '../shared/files/binary';
 import type { FileType } from '../shared/files/binary';
+import { roundMoney } from '../shared/account/balance';
 import { IMAGE_PRICE_USD, findModel } from '../shared/panel/models';
 import type { ImageRequest } from './request';
 
@@ -38,7 +40,7 @@ const isNonEmptyString = (value: unknown): value is string => typeof value === '
 /** About 0.04 USD per image (catalogue price), times the group's discount multiplier. */
 export function estimateImageCostUsd(model: string, groupMultiplier: number): number {
 	const price = findModel(model)?.pricePerImageUsd ?? IMAGE_PRICE_USD;
-	return Math.round(price * groupMultiplier * 1e6) / 1e6;
+	return roundMoney(price * groupMultiplier);
 }
 
 /** `https://cdn/x/img_42.png?sig=…` -> `img_42`; undefined when the link has no usable name. */
@@ -87,8 +89,6 @@ export function planImages(answer: ImageAnswer, request: ImageRequest, groupMult
 		return planned;
 	});
 }
-
-export const UNKNOWN_FILE: FileType = { mimeType: 'application/octet-stream', extension: 'bin' };
 
 /** When the bytes are of no type we know, the host's own image/* type is the next best guess. */
 export function fileTypeFromHeader(contentType: unknown): FileType {

@@ -17,7 +17,6 @@ import {
 	imageAnswerProblem,
 	linkBaseName,
 	planImages,
-	UNKNOWN_FILE,
 } from '../../nodes/GatewayImageGenerate/response';
 import { downloadToBinary, isPageContentType } from '../../nodes/shared/files/binary';
 import { GatewayError } from '../../nodes/shared/failures/errors';

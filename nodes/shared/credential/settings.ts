@@ -7,7 +7,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { SecretMasker } from './secrets';
-import { isHttpUrl, normalizeBaseUrl } from './url';
+import { isHttpUrl, normalizeBaseUrl, parseUrl } from './url';
 
 export const CREDENTIAL_TYPE = 'gatewayApi';
 
@@ -33,14 +33,6 @@ export class CredentialProblem extends Error {
 	) {
 		super(`The "${field}" of the Model Gateway credential ${problem}`);
 		this.name = 'CredentialProblem';
-	}
-}
-
-function parseUrl(text: string): URL | undefined {
-	try {
-		return new URL(text);
-	} catch {
-		return undefined;
 	}
 }
 
@@ -84,20 +76,29 @@ export function checkBaseUrl(raw: unknown): string {
 	return normalised;
 }
 
+/** A JSON object, given as an object or as JSON text, or nothing (`{}`); else `refuse`'s error, with JSON.parse's words for text that is no JSON. */
+export function jsonObjectOf(raw: unknown, refuse: (jsonError?: string) => Error): IDataObject {
+	if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return {};
+	let value = raw;
+	if (typeof raw === 'string') {
+		try {
+			value = JSON.parse(raw);
+		} catch (error) {
+			throw refuse((error as Error).message);
+		}
+	}
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refuse();
+	return value as IDataObject;
+}
+
 /** `customHeaders`: a JSON object of header names to text values (or nothing). */
 export function checkCustomHeaders(raw: unknown): Record<string, string> {
-	if (raw === undefined || raw === null) return {};
-	let value: unknown = raw;
-	if (typeof raw === 'string') {
-		if (raw.trim() === '') return {};
-		value = parseJson(raw);
-		if (value === undefined) throw new CredentialProblem('Custom Headers', 'is not valid JSON: enter an object such as {"x-portkey-provider": "openai"}');
-	}
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-		throw new CredentialProblem('Custom Headers', 'must be a JSON object of header names to text values, e.g. {"x-portkey-provider": "openai"}');
-	}
+	const value = jsonObjectOf(raw, (jsonError) => {
+		if (jsonError !== undefined) return new CredentialProblem('Custom Headers', 'is not valid JSON: enter an object such as {"x-portkey-provider": "openai"}');
+		return new CredentialProblem('Custom Headers', 'must be a JSON object of header names to text values, e.g. {"x-portkey-provider": "openai"}');
+	});
 	const headers: Record<string, string> = {};
-	for (const [name, headerValue] of Object.entries(value as IDataObject)) {
+	for (const [name, headerValue] of Object.entries(value)) {
 		if (!HEADER_NAME.test(name)) throw new CredentialProblem('Custom Headers', `has an invalid header name "${name.slice(0, 40)}"`);
 		if (FORBIDDEN_HEADERS.has(name.toLowerCase())) {
 			throw new CredentialProblem('Custom Headers', `may not set "${name}": ${name.toLowerCase() === 'authorization' ? 'the API Key is sent as the Authorization header' : 'the node sets it itself'}`);
@@ -144,13 +145,8 @@ export function readGatewayCredential(credentials: IDataObject, node: INode): Ga
  * even an input check's error is masked with it.
  */
 export function secretPolicyOf(credentials: IDataObject): SecretMasker {
-	let customHeaders: Record<string, string>;
-	try {
-		customHeaders = checkCustomHeaders(credentials.customHeaders);
-	} catch {
-		const parsed = typeof credentials.customHeaders === 'string' ? parseJson(credentials.customHeaders) : credentials.customHeaders;
-		customHeaders = {};
-		if (typeof parsed === 'object' && parsed !== null) for (const [name, value] of Object.entries(parsed)) customHeaders[name] = String(value);
-	}
+	const parsed = typeof credentials.customHeaders === 'string' ? parseJson(credentials.customHeaders) : credentials.customHeaders;
+	const customHeaders: Record<string, string> = {};
+	if (typeof parsed === 'object' && parsed !== null) for (const [name, value] of Object.entries(parsed)) customHeaders[name] = String(value);
 	return SecretMasker.of({ apiKey: String(credentials.apiKey ?? '').trim(), customHeaders });
 }

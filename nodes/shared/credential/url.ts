@@ -12,14 +12,19 @@ export function normalizeBaseUrl(raw: string): string {
 	return url.replace(/\/+$/, '');
 }
 
+/** The URL, or undefined for text that is none. */
+export function parseUrl(text: string): URL | undefined {
+	try {
+		return new URL(text);
+	} catch {
+		return undefined;
+	}
+}
+
 /** Whether the text is an http(s) URL with a host, optionally a port and a path. */
 export function isHttpUrl(raw: string): boolean {
-	try {
-		const url = new URL(raw);
-		return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-	} catch {
-		return false;
-	}
+	const url = parseUrl(raw);
+	return (url?.protocol === 'http:' || url?.protocol === 'https:') && url.hostname !== '';
 }
 
 /** Joins a normalized base URL and an absolute endpoint path such as `/v1/models`. */
@@ -39,7 +44,7 @@ export function resolveLink(reference: string, baseUrl: string | undefined): str
 	if (/\s/.test(written) && !/^https?:\/\//i.test(written)) return undefined;
 	try {
 		const url = baseUrl === undefined ? new URL(written) : new URL(written, `${new URL(baseUrl).origin}/`);
-		return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url.href : undefined;
+		return isHttpUrl(url.href) ? url.href : undefined;
 	} catch {
 		return undefined;
 	}
@@ -47,18 +52,11 @@ export function resolveLink(reference: string, baseUrl: string | undefined): str
 
 /** Same scheme, host and port: only then may a link receive the gateway's bearer key. */
 export function isSameOrigin(a: string, b: string): boolean {
-	try {
-		return new URL(a).origin === new URL(b).origin;
-	} catch {
-		return false;
-	}
+	const origin = parseUrl(a)?.origin;
+	return origin !== undefined && origin === parseUrl(b)?.origin;
 }
 
 /** `host[:port]` of a link, for messages; the text itself when it is no URL. */
 export function hostOf(link: string): string {
-	try {
-		return new URL(link).host;
-	} catch {
-		return String(link).slice(0, 80);
-	}
+	return parseUrl(link)?.host ?? String(link).slice(0, 80);
 }

@@ -21,7 +21,8 @@ export interface FileType {
 	extension: string;
 }
 
-const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
+/** Bytes [start, end) as Latin-1 text: how a format's signature is read. */
+export const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
 
 /** An ISO media file (MP4, MOV, AVIF) opens with its `ftyp` box: a small size (16 bytes and up, in steps of 4), then "ftyp". */
 function isFtypBox(bytes: Buffer): boolean {
@@ -53,21 +54,18 @@ export function sniffFileType(bytes: Buffer): FileType | undefined {
 	return undefined;
 }
 
-export interface FileNaming {
-	/** File name without extension, e.g. `image-0` or `video-<task id>`. */
-	baseName: string;
-	/** Used when the bytes are of no type we recognise. */
-	fallback: FileType;
-}
+/** The type of bytes of no type we recognise. */
+export const UNKNOWN_FILE: FileType = { mimeType: 'application/octet-stream', extension: 'bin' };
 
 function fileName(baseName: string, type: FileType): string {
 	const safe = baseName.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(0, 100) || 'file';
 	return `${safe}.${type.extension}`;
 }
 
-export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, naming: FileNaming): Promise<IBinaryData> {
-	const type = sniffFileType(bytes) ?? naming.fallback;
-	return await ctx.helpers.prepareBinaryData(bytes, fileName(naming.baseName, type), type.mimeType);
+/** `baseName`: the file name without extension, e.g. `image-0` (the extension comes from the bytes). */
+export async function bufferToBinary(ctx: IExecuteFunctions, bytes: Buffer, baseName: string): Promise<IBinaryData> {
+	const type = sniffFileType(bytes) ?? UNKNOWN_FILE;
+	return await ctx.helpers.prepareBinaryData(bytes, fileName(baseName, type), type.mimeType);
 }
 
 /**
@@ -335,7 +333,7 @@ export async function downloadToBinary(ctx: IExecuteFunctions, client: GatewayCl
 		const quote = await readForQuote(body, body.readableEnded ? head : undefined);
 		throw refuse(head.length === 0 ? 'an empty body' : `text (served as ${contentType || 'no content type'})`, quote);
 	}
-	const type = sniffed ?? spec.fallback?.(contentType) ?? { mimeType: 'application/octet-stream', extension: 'bin' };
+	const type = sniffed ?? spec.fallback?.(contentType) ?? UNKNOWN_FILE;
 	const name = fileName(spec.baseName, type);
 	let streamError: unknown;
 	const onError = (error: unknown) => {

@@ -3,14 +3,12 @@
  * lossless and extended), typed by sniffFileType. Pure: no decoding. Used to check the native messages
  * format's pixel limits before an image is sent.
  */
-import { sniffFileType } from './binary';
+import { ascii, sniffFileType } from './binary';
 
 export interface ImageDimensions {
 	width: number;
 	height: number;
 }
-
-const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
 
 function pngDimensions(bytes: Buffer): ImageDimensions | undefined {
 	// Signature (8), then the IHDR chunk: length (4), "IHDR" (4), width (4), height (4).

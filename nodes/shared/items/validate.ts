@@ -5,6 +5,8 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { jsonObjectOf } from '../credential/settings';
+
 /**
  * The error of a bad input. What it quotes of the input is in its message and hint only, where
  * the exit masks it: built from a string, n8n's error would keep a second copy in its `cause`
@@ -20,12 +22,8 @@ export function fieldError(
 	return new NodeOperationError(ctx.getNode(), {}, { message: `"${field}" ${problem} (item ${itemIndex})`, itemIndex, description: hint });
 }
 
-/** What a value is, for a message about a value of the wrong type. */
-function describeValue(value: unknown): string {
-	if (Array.isArray(value)) return 'a list';
-	if (value === null) return 'null';
-	return `an ${typeof value === 'object' ? 'object' : typeof value}`;
-}
+/** What an object an expression gave is, for a message about a value of the wrong type. */
+const describeValue = (value: object): string => (Array.isArray(value) ? 'a list' : 'an object');
 
 /**
  * A text parameter, trimmed ('' when empty). Numbers and booleans are taken as text; an object or
@@ -75,20 +73,8 @@ export function readExtraBody(ctx: IExecuteFunctions, itemIndex: number): IDataO
 
 /** Extra Body Fields as given (from an Options collection already read), checked. */
 export function checkedExtraBody(ctx: IExecuteFunctions, itemIndex: number, raw: unknown): IDataObject {
-	if (raw === undefined || raw === null || raw === '') return {};
-	let value = raw;
-	if (typeof raw === 'string') {
-		if (raw.trim() === '') return {};
-		try {
-			value = JSON.parse(raw);
-		} catch (error) {
-			throw fieldError(ctx, itemIndex, 'Extra Body Fields', `is not valid JSON (${(error as Error).message})`, 'Enter a JSON object, e.g. {"size": "1024x1024"}.');
-		}
-	}
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-		throw fieldError(ctx, itemIndex, 'Extra Body Fields', 'must be a JSON object', 'Enter a JSON object, e.g. {"size": "1024x1024"}.');
-	}
-	return value as IDataObject;
+	const problem = (jsonError?: string) => (jsonError === undefined ? 'must be a JSON object' : `is not valid JSON (${jsonError})`);
+	return jsonObjectOf(raw, (jsonError) => fieldError(ctx, itemIndex, 'Extra Body Fields', problem(jsonError), 'Enter a JSON object, e.g. {"size": "1024x1024"}.'));
 }
 
 /** The model id of a resource-locator parameter (list or id mode). */
