@@ -5,9 +5,8 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { attachmentType } from '../shared/files/attachments';
+import { attachmentType, checkedFileToSend, fileToCheck } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
-import { binaryFileSource, readBinaryAtMost, recordedSize, scanBinary, streamableId } from '../shared/files/binary';
 import { formatSize } from '../shared/failures/errors';
 import { Base64Text } from '../shared/wire/jsonBody';
 import type { FileWaitLimit } from '../shared/wire/fileWait';
@@ -90,33 +89,26 @@ function checkFrameField(ctx: IExecuteFunctions, itemIndex: number, property: st
 	if (typeof recorded === 'number' && recorded > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, recorded);
 }
 
-function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number, over = false): Error {
-	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${over ? 'over ' : ''}${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
+function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number): Error {
+	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
 }
 
 /**
  * The binary image as `data:<type from its bytes>;base64,…`, checked when the item's submit goes
- * out (its type and size, still before this item's request). A frame n8n keeps outside the item
- * (filesystem, database, S3 mode) and whose size it recorded is only typed from its first bytes
- * here, and streamed into the request as it is sent, checked again as it is read; one in the item
- * is read whole.
+ * out (its type and size, still before this item's request), as every file the nodes send: a frame
+ * n8n keeps outside the item (filesystem, database, S3 mode) is only typed from its first bytes here
+ * (and counted to its end where n8n recorded no size), every wait on the store ending with the item,
+ * then streamed into the request as it is sent, checked again as it is read; one in the item is read
+ * whole.
  */
 async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string, limit: FileWaitLimit): Promise<Base64Text> {
-	const binary = ctx.getInputData()[itemIndex]?.binary?.[property];
-	const id = streamableId(ctx, binary);
-	const size = id !== undefined && binary ? await recordedSize(ctx, binary) : undefined;
-	if (id !== undefined && size !== undefined) {
-		if (size > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, size);
-		const type = frameType(ctx, itemIndex, property, size === 0 ? Buffer.alloc(0) : (await scanBinary(ctx, id, FRAME_HEAD_BYTES, false, limit, { itemIndex, parameter: IMAGE_BINARY_FIELD, property })).head);
-		const changed = (problem: string) => fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" changed after it was checked: it ${problem}`, 'Run the workflow again; the file must not change while the node runs.');
-		const checkHead = (head: Buffer) => (attachmentType(head)?.mimeType === type.mimeType ? undefined : `no longer starts as ${type.mimeType}`);
-		return new Base64Text(binaryFileSource(ctx, id, size, { itemIndex, parameter: IMAGE_BINARY_FIELD, property }, changed, checkHead), `data:${type.mimeType};base64,`);
-	}
-	// No further than one byte past the limit: the size n8n recorded may lie.
-	const bytes = await readBinaryAtMost(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES);
-	const type = frameType(ctx, itemIndex, property, bytes);
-	if (bytes.length > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, MAX_FIRST_FRAME_BYTES, true);
-	return new Base64Text(bytes, `data:${type.mimeType};base64,`);
+	const field = { itemIndex, parameter: IMAGE_BINARY_FIELD, property };
+	const tooBig = (size: number) => frameTooBig(ctx, itemIndex, property, size);
+	const checked = await fileToCheck(ctx, field, limit, FRAME_HEAD_BYTES, MAX_FIRST_FRAME_BYTES, tooBig);
+	if (checked.size > MAX_FIRST_FRAME_BYTES) throw tooBig(checked.size);
+	const type = frameType(ctx, itemIndex, property, checked.bytes);
+	const file = await checkedFileToSend(ctx, field, { size: checked.size, mimeType: type.mimeType }, (head) => attachmentType(head)?.mimeType);
+	return new Base64Text(file, `data:${type.mimeType};base64,`);
 }
 
 /** Enough of a frame's start for its type. */

@@ -144,6 +144,24 @@ describe('a binary store whose metadata never comes', () => {
 		});
 	}
 
+	it('video: a first frame whose metadata never comes: Generate ends within Max Wait with the field\'s error, nothing sent', async () => {
+		const test = streamedFrameSubmit({ baseUrl, apiKey: KEY, size: SIZE, operation: 'generate', options: { maxWaitSeconds: 5, pollIntervalSeconds: 5 }, stream: async () => Readable.from([pngHeader(8, 8, SIZE)]) });
+		Object.assign(test.ctx.helpers, { getBinaryMetadata: neverAnswers });
+		const { ms, outcome } = await timed(Promise.race([new GatewayVideoGenerate().execute.call(test.ctx), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000 + MARGIN_MS * 2))]));
+		expect(ms).toBeLessThan(5_000 + MARGIN_MS);
+		expect(messageOf(outcome)).toMatch(/field "data" could not be read in time.*Max Wait \(Seconds\)/);
+		expect(requestsSent()).toBe(0);
+	});
+
+	it('video: a first frame of no recorded size whose read stalls: Generate ends within Max Wait with the field\'s error, nothing sent', async () => {
+		const test = streamedFrameSubmit({ baseUrl, apiKey: KEY, size: SIZE, operation: 'generate', options: { maxWaitSeconds: 5, pollIntervalSeconds: 5 }, stream: async () => await stalledRead('firstBytes') });
+		Object.assign(test.ctx.helpers, { getBinaryMetadata: async () => ({ mimeType: 'image/png' }) });
+		const { ms, outcome } = await timed(Promise.race([new GatewayVideoGenerate().execute.call(test.ctx), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000 + MARGIN_MS * 2))]));
+		expect(ms).toBeLessThan(5_000 + MARGIN_MS);
+		expect(messageOf(outcome)).toMatch(/field "data" could not be read in time.*Max Wait \(Seconds\)/);
+		expect(requestsSent()).toBe(0);
+	});
+
 	it('image edit: a Stop while the store holds the metadata ends the item at once, nothing sent', async () => {
 		const stop = new AbortController();
 		const binary: IBinaryData = { id: 'filesystem-v2:photo.png', data: 'filesystem-v2', mimeType: 'image/png', fileName: 'photo.png', fileSize: '1 MB' };

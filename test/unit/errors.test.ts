@@ -181,13 +181,6 @@ describe('messages: <what> failed: <kind words> (HTTP status): "<what the gatewa
 		expect(notAnObjectError('X', 200, []).headline).toBe('X failed: the gateway answered HTTP 200 with a list instead of a JSON object');
 		expect(notAnObjectError('X', 200, 'text').headline).toBe('X failed: the gateway answered HTTP 200 with a JSON string instead of a JSON object');
 	});
-
-	it('widens a failure to the step it belongs to, once', () => {
-		const error = httpError('Checking the status', 404, '', '').within('Checking video task t1 failed', { fields: { taskId: 't1' } });
-		expect(error.headline).toBe('Checking video task t1 failed: checking the status failed: the gateway does not know this address or item');
-		expect(error.fields).toEqual({ taskId: 't1' });
-		expect(error.within('Checking video task t1 failed').headline).toBe(error.headline);
-	});
 });
 
 describe('isErrorShape: an error the gateway sent in place of a result', () => {
@@ -224,12 +217,11 @@ describe('isErrorShape: an error the gateway sent in place of a result', () => {
 describe('a GatewayError is read-only: what callers add goes on a copy', () => {
 	const original = () => new GatewayError({ kind: 'server', headline: 'Checking video task t1 failed: the gateway reported a failure', status: 502, hint: 'Try later.', mayHaveActed: true, fields: { task_id: 't1' } });
 
-	it('within and with return a new error and leave the original as it was', () => {
+	it('with returns a new error and leaves the original as it was', () => {
 		const error = original();
-		const wider = error.within('Generating the video', { hint: 'Fetch it later.', fields: { item: 2 }, itemIndex: 2 });
+		const wider = error.with({ hint: 'Fetch it later.', fields: { task_id: 't1', item: 2 }, itemIndex: 2 });
 		expect(wider).not.toBe(error);
 		expect(wider).toBeInstanceOf(GatewayError);
-		expect(wider.message).toBe('Generating the video: checking video task t1 failed: the gateway reported a failure');
 		expect(wider).toMatchObject({ kind: 'server', status: 502, hint: 'Fetch it later.', mayHaveActed: true, fields: { task_id: 't1', item: 2 }, itemIndex: 2 });
 		expect(error).toMatchObject({ headline: 'Checking video task t1 failed: the gateway reported a failure', hint: 'Try later.', fields: { task_id: 't1' } });
 		expect(error.itemIndex).toBeUndefined();

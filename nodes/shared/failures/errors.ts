@@ -88,16 +88,6 @@ export class GatewayError extends Error {
 		return copy;
 	}
 
-	/** The same failure, said about a wider step: "Checking video task x failed: …" (a copy). */
-	within(headlinePrefix: string, extra: Partial<Pick<GatewayErrorInit, 'hint' | 'fields' | 'itemIndex'>> = {}): GatewayError {
-		return this.with({
-			headline: this.headline.startsWith(headlinePrefix) ? this.headline : `${headlinePrefix}: ${lowerFirst(this.headline)}`,
-			hint: extra.hint ?? this.hint,
-			fields: extra.fields ? { ...this.fields, ...extra.fields } : this.fields,
-			itemIndex: this.itemIndex ?? extra.itemIndex,
-		});
-	}
-
 	/** The whole message (unmasked): our headline, then the gateway's words, shortened. */
 	get fullMessage(): string {
 		return this.shownMessage((text) => text);
@@ -126,8 +116,6 @@ const REFUSAL_KINDS: ReadonlySet<GatewayErrorKind> = new Set(['auth', 'quota', '
 export function isExpiredLinkStatus(status: number | undefined): boolean {
 	return status === 403 || status === 404 || status === 410;
 }
-
-const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
 
 // ---------------------------------------------------------------------------------------------
 // Classification: the words of the answer first (they are more specific), then the status

@@ -49,8 +49,6 @@ export interface IdleLimit {
 export class AttemptSignal {
 	readonly signal: AbortSignal;
 	private readonly deadline: AbortSignal;
-	/** Aborted when the answer is destroyed before its end: n8n's request helper then closes the socket. */
-	private readonly answerClosed = new AbortController();
 	private readonly idleWatch: IdleWatch | undefined;
 	/**
 	 * Set when the request body's file failed (could not be opened, or is not the file checked):
@@ -76,7 +74,7 @@ export class AttemptSignal {
 		readonly idle?: IdleLimit,
 	) {
 		this.deadline = deadlineSignal(deadlineMs);
-		const ends = [this.deadline, this.answerClosed.signal, ...(cancel ? [cancel] : [])];
+		const ends = [this.deadline, ...(cancel ? [cancel] : [])];
 		if (idle) {
 			const watch = new IdleWatch(idle.ms);
 			this.idleWatch = watch;
@@ -84,7 +82,7 @@ export class AttemptSignal {
 			this.deadline.addEventListener('abort', () => watch.stop(), { once: true });
 			ends.push(watch.signal);
 		}
-		this.signal = AbortSignal.any(ends);
+		this.signal = ends.length > 1 ? AbortSignal.any(ends) : this.deadline;
 	}
 
 	get cancelled(): boolean {
@@ -131,17 +129,16 @@ export class AttemptSignal {
 
 	/**
 	 * Destroys the answer's stream when the attempt's time runs out or the run is stopped; and an
-	 * answer destroyed before its end, by whichever reader stopped, closes its connection. The stream
-	 * is n8n's wrapper of the socket's: destroyed alone, it keeps the socket open until the gateway
-	 * sends again, so destroying it also ends the attempt's signal, on which n8n's helper aborts the
-	 * request (it listens until the wrapper has closed, which comes later).
+	 * answer destroyed before its end, by whichever reader stopped, closes its connection
+	 * (`closeConnection`). The stream is n8n's wrapper of the socket's: destroyed alone, it keeps the
+	 * socket open until the gateway sends again.
 	 */
-	bind(stream: ByteStream): void {
+	bind(stream: ByteStream, closeConnection: () => void): void {
 		const destroy = stream.destroy.bind(stream);
 		stream.destroy = (error?: Error) => {
 			const early = !stream.readableEnded;
 			destroy(error);
-			if (early) this.answerClosed.abort();
+			if (early) closeConnection();
 			return stream;
 		};
 		const onAbort = () => void stream.destroy(new CancelledError(this.timedOut ? 'deadline' : 'cancelled'));
@@ -174,14 +171,20 @@ export function bodyType(body: RequestBody): string {
  * (so relays get a body of known length, not chunks), and closed when the answer is done or the
  * request fails; the attempt records where it was (`upload`) and a file's own failure (`bodyFailure`).
  */
-export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, body: RequestBody | undefined, attempt: AttemptSignal): Promise<RawResponse> {
+export async function sendOnce(http: HttpRequest, attemptOptions: IHttpRequestOptions, body: RequestBody | undefined, attempt: AttemptSignal): Promise<RawResponse> {
+	// This request's own end besides the attempt's, on which n8n's helper aborts it: an answer closed
+	// before its end (a redirect's, an error body quoted in part) closes its socket, and the attempt,
+	// which may go on to the next hop, goes on.
+	const answerClosed = new AbortController();
+	const closeConnection = () => answerClosed.abort();
+	const options = { ...attemptOptions, abortSignal: AbortSignal.any([attempt.signal, answerClosed.signal]) };
 	const encoded = body !== undefined && options.method !== 'GET' ? encodeBody(body) : undefined;
 	if (!(encoded instanceof StreamedBody)) {
 		// A body in one piece is sent at once: the silence is the gateway's from here.
 		attempt.alive();
 		const response = (await http(encoded === undefined ? options : { ...options, body: encoded })) as RawResponse;
 		attempt.alive();
-		attempt.bind(response.body);
+		attempt.bind(response.body, closeConnection);
 		return response;
 	}
 	let opened: OpenedBody;
@@ -218,7 +221,7 @@ export async function sendOnce(http: HttpRequest, options: IHttpRequestOptions, 
 	attempt.alive();
 	response.body.once('close', opened.close);
 	response.body.once('end', opened.close);
-	attempt.bind(response.body);
+	attempt.bind(response.body, closeConnection);
 	return response;
 }
 
