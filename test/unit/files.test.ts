@@ -162,6 +162,13 @@ describe('Base64, strictly', () => {
 		expect(afterPadding.end()).toBeUndefined();
 	});
 
+	it.each([['QQ==QQ'], ['QQ=', '=QQ'], ['aGk=aGk=']])('refuses text after padding within a piece or across pieces (%j), as decodeBase64 does', (...pieces) => {
+		const decoder = new Base64Decoder();
+		for (const piece of pieces) decoder.write(piece);
+		expect(decoder.end()).toBeUndefined();
+		expect(decodeBase64(pieces.join(''))).toBeUndefined();
+	});
+
 	it.each([
 		[`data:image/png;base64,${pngBytes().toString('base64')}`, undefined],
 		[`data:image/jpeg;base64,${sampleJpeg().toString('base64')}`, undefined],

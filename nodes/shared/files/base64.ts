@@ -32,12 +32,15 @@ export class Base64Decoder {
 
 	write(text: string): void {
 		if (this.invalid || text === '') return;
-		// After the first `=`, only padding may follow.
-		if (this.padded && !/^=+$/.test(text)) {
-			this.invalid = true;
-			return;
+		// After the first `=`, in this piece or an earlier one, only padding may follow.
+		const padAt = this.padded ? 0 : text.indexOf('=');
+		if (padAt >= 0) {
+			this.padded = true;
+			if (!/^=*$/.test(text.slice(padAt))) {
+				this.invalid = true;
+				return;
+			}
 		}
-		if (text.endsWith('=')) this.padded = true;
 		const pending = this.carry + text;
 		const whole = pending.length - (pending.length % 4);
 		this.carry = pending.slice(whole);
