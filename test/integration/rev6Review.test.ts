@@ -69,3 +69,32 @@ describe('a 307 that came before the body was sent, then a 502 after the next ho
 		}
 	});
 });
+
+describe('a stored first frame whose size n8n did not record (1.x without `bytes`)', () => {
+	it('is refused as too big after reading little more than the limit, not counted to its end', async () => {
+		const MAX = 10 * 1024 * 1024;
+		const TOTAL = 512 * 1024 * 1024;
+		const chunk = Buffer.alloc(1024 * 1024, 0);
+		pngHeader(64, 64, 64).copy(chunk);
+		let pulled = 0;
+		async function* file() {
+			for (let sent = 0; sent < TOTAL; sent += chunk.length) {
+				pulled += chunk.length;
+				yield sent === 0 ? chunk : Buffer.alloc(chunk.length);
+			}
+		}
+		const test = streamedFrameSubmit({
+			baseUrl: 'http://127.0.0.1:9',
+			apiKey: KEY,
+			size: TOTAL,
+			continueOnFail: true,
+			stream: async () => (await import('node:stream')).Readable.from(file()),
+		});
+		Object.assign(test.ctx.helpers, { getBinaryMetadata: async () => ({ mimeType: 'image/png' }) });
+		const [output] = await new GatewayVideoGenerate().execute.call(test.ctx);
+		const json = output[0].json as IDataObject;
+		expect(String(json.error)).toMatch(/at most 10(\.0)? MB/);
+		// The old code read at most the limit and one chunk; the new one counts a 512 MB file to its end.
+		expect(pulled).toBeLessThan(2 * MAX);
+	});
+});
