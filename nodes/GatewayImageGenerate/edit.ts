@@ -56,7 +56,7 @@ function partFileName(listed: unknown, property: string, extension: string): str
 /** One file checked before any request: there, not empty, not too large, of a type `types` holds (from its bytes). */
 async function checkFile(ctx: IExecuteFunctions, field: FileField, types: readonly string[], limit: FileWaitLimit): Promise<{ size: number; mimeType: string; fileName: string }> {
 	const { itemIndex, parameter, property } = field;
-	const tooLarge = (size: number) => fieldError(ctx, itemIndex, parameter, `field "${property}" holds ${formatSize(size)}; an edit takes files of at most ${formatSize(MAX_EDIT_FILE_BYTES)}`, 'Make the image smaller first, e.g. with the Edit Image node.');
+	const tooLarge = (size: number, over = false) => fieldError(ctx, itemIndex, parameter, `field "${property}" holds ${over ? 'over ' : ''}${formatSize(size)}; an edit takes files of at most ${formatSize(MAX_EDIT_FILE_BYTES)}`, 'Make the image smaller first, e.g. with the Edit Image node.');
 	const { binary, bytes, size } = await fileToCheck(ctx, field, limit, HEAD_BYTES, MAX_EDIT_FILE_BYTES, tooLarge);
 	if (size > MAX_EDIT_FILE_BYTES) throw tooLarge(size);
 	const type = sniffFileType(bytes);

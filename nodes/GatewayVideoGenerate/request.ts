@@ -7,6 +7,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { attachmentType, checkedFileToSend, fileToCheck } from '../shared/files/attachments';
 import { imageDataUrlProblem } from '../shared/files/base64';
+import { streamableId } from '../shared/files/binary';
 import { formatSize } from '../shared/failures/errors';
 import { Base64Text } from '../shared/wire/jsonBody';
 import type { FileWaitLimit } from '../shared/wire/fileWait';
@@ -89,8 +90,8 @@ function checkFrameField(ctx: IExecuteFunctions, itemIndex: number, property: st
 	if (typeof recorded === 'number' && recorded > MAX_FIRST_FRAME_BYTES) throw frameTooBig(ctx, itemIndex, property, recorded);
 }
 
-function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number): Error {
-	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
+function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string, size: number, over = false): Error {
+	return fieldError(ctx, itemIndex, IMAGE_BINARY_FIELD, `field "${property}" is an image of ${over ? 'over ' : ''}${formatSize(size)}; at most ${formatSize(MAX_FIRST_FRAME_BYTES)}`, 'Make it smaller first (e.g. with the Edit Image node), or give it as a link in Image URL.');
 }
 
 /**
@@ -103,11 +104,13 @@ function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string
  */
 async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: string, limit: FileWaitLimit): Promise<Base64Text> {
 	const field = { itemIndex, parameter: IMAGE_BINARY_FIELD, property };
-	const tooBig = (size: number) => frameTooBig(ctx, itemIndex, property, size);
+	const tooBig = (size: number, over?: boolean) => frameTooBig(ctx, itemIndex, property, size, over);
 	const checked = await fileToCheck(ctx, field, limit, FRAME_HEAD_BYTES, MAX_FIRST_FRAME_BYTES, tooBig);
 	if (checked.size > MAX_FIRST_FRAME_BYTES) throw tooBig(checked.size);
 	const type = frameType(ctx, itemIndex, property, checked.bytes);
-	const file = await checkedFileToSend(ctx, field, { size: checked.size, mimeType: type.mimeType }, (head) => attachmentType(head)?.mimeType);
+	// One in the item was read whole by the check, when its submit goes out: sent as read, not read twice.
+	const inItem = streamableId(ctx, checked.binary) === undefined;
+	const file = inItem ? checked.bytes : await checkedFileToSend(ctx, field, { size: checked.size, mimeType: type.mimeType }, (head) => attachmentType(head)?.mimeType);
 	return new Base64Text(file, `data:${type.mimeType};base64,`);
 }
 

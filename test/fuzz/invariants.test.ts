@@ -153,7 +153,8 @@ describe('leftOpen', () => {
 		expect(broken('chat', outcome(), state([request({ complete: false })]))).toEqual(['leftOpen']);
 		expect(broken('chat', outcome(), state([request({ complete: false, closedAt: 120 })]))).toEqual([]);
 		expect(broken('chat', outcome(), state([request({ complete: true })]))).toEqual([]);
-		expect(broken('chat', outcome(), state([request({ complete: false, answerKind: 'late' })]))).toEqual(['lateRequest']);
+		// A request that came after the run ended is lateRequest's, found with the gateway's late list.
+		expect(broken('chat', outcome(), state([request({ complete: false, answerKind: 'late' })]))).toEqual([]);
 	});
 });
 

@@ -128,7 +128,9 @@ global.__tripEnter = (id) => {
 	// frames[0] is the function entered; the caller is the next frame.
 	const caller = frames[1];
 	const callerId = caller && caller.filename.startsWith(NODES) ? functionAt(caller.filename, caller.line, caller.column) : undefined;
-	const inTransport = frames.slice(1).some((frame) => frame.filename === path.join(NODES, 'shared/wire/transport.ts'));
+	// Inside the transport too: a function of its attempt (wire/attempt.ts), which a reader reaches only
+	// through the answer stream's own destroy, which the transport gave the answer to close its connection.
+	const inTransport = frames.slice(1).some((frame) => frame.filename === path.join(NODES, 'shared/wire/transport.ts')) || frames[0]?.filename === path.join(NODES, 'shared/wire/attempt.ts');
 	events.push({ id, callerId, inTransport });
 };
 

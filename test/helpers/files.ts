@@ -5,6 +5,7 @@
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
@@ -129,4 +130,13 @@ export function withBinaryHelpers(ctx: IExecuteFunctions): BinaryReads {
 		getBinaryMetadata: async () => await Promise.reject(new Error('no binary data store in the test context')),
 	});
 	return log;
+}
+
+/** A PNG first frame of `size` bytes written to a temporary file for the test file, removed after all its tests. */
+export function frameOnDisk(size: number): string {
+	const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'frame-'));
+	const frame = path.join(directory, 'frame.png');
+	fs.writeFileSync(frame, pngHeader(64, 64, size));
+	afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+	return frame;
 }

@@ -7,6 +7,7 @@
  */
 import * as http from 'http';
 import type { AddressInfo } from 'net';
+import * as zlib from 'zlib';
 
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
@@ -22,8 +23,8 @@ interface Stalling {
 	close(): Promise<void>;
 }
 
-/** A server that writes `head` and the first `bytes` of a body, then stalls for STALL_MS. */
-async function stallingServer(status: number, headers: http.OutgoingHttpHeaders, bytes: number): Promise<Stalling> {
+/** A server that writes `head` and the start of a body, then stalls for STALL_MS. */
+async function stallingServer(status: number, headers: http.OutgoingHttpHeaders, body: Buffer): Promise<Stalling> {
 	let closedAt: number | undefined;
 	const timers: NodeJS.Timeout[] = [];
 	const server = http.createServer((req, res) => {
@@ -32,7 +33,7 @@ async function stallingServer(status: number, headers: http.OutgoingHttpHeaders,
 		req.resume();
 		req.on('end', () => {
 			res.writeHead(status, headers);
-			res.write(Buffer.alloc(bytes, 'x'));
+			res.write(body);
 			timers.push(setTimeout(() => res.end(), STALL_MS));
 		});
 	});
@@ -54,17 +55,21 @@ async function clientFor(baseUrl: string): Promise<GatewayClient> {
 }
 
 describe('an answer the node stops reading closes its connection', () => {
-	const cases: Array<[string, number, http.OutgoingHttpHeaders, number]> = [
-		['an error body as long as is worth quoting', 400, { 'content-type': 'text/plain' }, 64 * 1024],
-		['a redirect whose body stalls', 302, { location: '/elsewhere', 'content-type': 'text/html' }, 10],
+	// A gzip body: n8n's helper hands over its unzip stream, not the socket's.
+	const gzipped = zlib.gzipSync(Buffer.alloc(256 * 1024, 'x'), { level: 1 });
+	const cases: Array<[string, number, http.OutgoingHttpHeaders, Buffer]> = [
+		['an error body as long as is worth quoting', 400, { 'content-type': 'text/plain' }, Buffer.alloc(64 * 1024, 'x')],
+		['a gzip error body as long as is worth quoting', 400, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, gzipped],
+		['a redirect whose body stalls', 302, { location: '/elsewhere', 'content-type': 'text/html' }, Buffer.from('<p>Moved</p>')],
 	];
-	it.each(cases)('%s: the call fails at once and the socket closes while the gateway still stalls', async (_name, status, headers, bytes) => {
-		const server = await stallingServer(status, headers, bytes);
+	it.each(cases)('%s: the call fails at once, not as a timeout, and the socket closes while the gateway still stalls', async (_name, status, headers, body) => {
+		const server = await stallingServer(status, headers, body);
 		try {
 			const client = await clientFor(server.baseUrl);
 			const started = Date.now();
 			const failure = await client.json({ path: '/v1/models', retry: false, deadlineMs: STALL_MS }).catch((error: unknown) => error);
 			expect(failure).toBeInstanceOf(GatewayError);
+			expect((failure as GatewayError).kind).not.toBe('timeout');
 			expect(Date.now() - started).toBeLessThan(BUSY_MARGIN_MS);
 			expect(await eventually(() => server.closedAt() !== undefined)).toBe(true);
 			expect(server.closedAt()! - started).toBeLessThan(STALL_MS / 2);

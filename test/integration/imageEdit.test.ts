@@ -248,7 +248,7 @@ describe('a large file kept outside the item', () => {
 		};
 		const tooLarge = streamed(50 * MB + 1);
 		const refused = await node.execute.call(tooLarge.context.ctx).then(noError, (e: unknown) => e as Failure);
-		expect(refused.message).toMatch(/^"Images From Binary Fields" field "data" holds [\d.]+ MB; an edit takes files of at most 50(\.0)? MB \(item 0\)$/);
+		expect(refused.message).toMatch(/^"Images From Binary Fields" field "data" holds over 50(\.0)? MB; an edit takes files of at most 50(\.0)? MB \(item 0\)$/);
 		// Read by as it streamed, 64 KiB at a time.
 		expect(Math.max(...tooLarge.reads)).toBeLessThanOrEqual(64 * 1024);
 		expect(edits(env)).toHaveLength(0);

@@ -8,13 +8,12 @@
  * output. The frame in the item (one write of the whole body) is the guard of the other path.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
-import { pngHeader } from '../helpers/files';
+import { frameOnDisk } from '../helpers/files';
 import { earlyAnswerGateway } from '../helpers/earlyAnswerGateway';
 import type { EarlyAnswerGateway } from '../helpers/earlyAnswerGateway';
 import { createExecuteContext } from '../helpers/executeContext';
@@ -25,10 +24,7 @@ jest.setTimeout(120_000);
 const KEY = 'sk-review-early-0123456789abcdef';
 // About 11 MB of body each (Base64), under the 10 MB file limit.
 const SIZE = 8 * 1024 * 1024;
-const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'review-early-'));
-const frame = path.join(directory, 'frame.png');
-fs.writeFileSync(frame, pngHeader(64, 64, SIZE));
-afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+const frame = frameOnDisk(SIZE);
 
 type Mode = 'keepReading' | 'stopReading' | 'endAfterAnswer' | 'dumpByNode';
 

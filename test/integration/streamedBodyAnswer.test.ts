@@ -11,13 +11,11 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
-import { pngHeader } from '../helpers/files';
+import { frameOnDisk } from '../helpers/files';
 import { streamedFrameSubmit } from '../helpers/streamedFrame';
 import { earlyAnswerGateway } from '../helpers/earlyAnswerGateway';
 import type { EarlyAnswerGateway } from '../helpers/earlyAnswerGateway';
@@ -26,10 +24,7 @@ jest.setTimeout(60_000);
 
 const KEY = 'sk-answer-is-answer-0123456789abcdef';
 const SIZE = 8 * 1024 * 1024;
-const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'answer-'));
-const frame = path.join(directory, 'frame.png');
-fs.writeFileSync(frame, pngHeader(64, 64, SIZE));
-afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+const frame = frameOnDisk(SIZE);
 
 type Mode = 'keepReading' | 'stopReading' | 'close';
 

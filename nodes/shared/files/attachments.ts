@@ -135,7 +135,7 @@ const HEAD_BYTES = 64 * 1024;
 async function planFile(ctx: IExecuteFunctions, itemIndex: number, property: string, limits: FormatLimits, limit: FileWaitLimit): Promise<FileAttachment> {
 	const field = BINARY_ATTACHMENTS_FIELD;
 	const largest = Math.max(limits.maxPdfBytes, limits.maxImageBytes);
-	const tooLarge = (recorded: number) => fieldError(ctx, itemIndex, field, `field "${property}" holds ${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
+	const tooLarge = (recorded: number, over = false) => fieldError(ctx, itemIndex, field, `field "${property}" holds ${over ? 'over ' : ''}${formatSize(recorded)}; the largest file ${limits.label} takes is ${formatSize(largest)}`);
 	const { binary, bytes, size } = await fileToCheck(ctx, { itemIndex, parameter: field, property }, limit, HEAD_BYTES, largest, tooLarge);
 	const type = attachmentType(bytes);
 	if (!type) {
@@ -341,7 +341,8 @@ export function describeBinary(binary: IBinaryData): string {
 /**
  * What the check before any request reads of a file of the input item, as the header says (its
  * first `headBytes` where n8n keeps it outside the item); `size` is the file's. A file whose
- * recorded size is above `maxBytes` is refused (`tooLarge`) without reading it.
+ * recorded size is above `maxBytes` is refused (`tooLarge`) without reading it; one of no recorded
+ * size is counted no further than past `maxBytes`, and then refused as over it.
  */
 export async function fileToCheck(
 	ctx: IExecuteFunctions,
@@ -349,7 +350,7 @@ export async function fileToCheck(
 	limit: FileWaitLimit,
 	headBytes: number,
 	maxBytes: number,
-	tooLarge: (size: number) => Error,
+	tooLarge: (size: number, over?: boolean) => Error,
 ): Promise<{ binary: IBinaryData; bytes: Buffer; size: number }> {
 	const binary = inputBinary(ctx, field);
 	const recorded = await recordedSize(ctx, binary, { limit, field });
@@ -361,7 +362,8 @@ export async function fileToCheck(
 		return { binary, bytes, size: bytes.length };
 	}
 	if (recorded === 0) return { binary, bytes: Buffer.alloc(0), size: 0 };
-	const { head, size } = await scanBinary(ctx, id, headBytes, recorded === undefined, limit, field);
+	const { head, size } = await scanBinary(ctx, id, headBytes, recorded === undefined ? maxBytes : undefined, limit, field);
+	if (recorded === undefined && size > maxBytes) throw tooLarge(maxBytes, true);
 	return { binary, bytes: head, size: recorded ?? size };
 }
 

@@ -95,20 +95,20 @@ export function streamableId(ctx: IExecuteFunctions, binary: IBinaryData | undef
 
 /**
  * The first `headBytes` bytes (or fewer, in a shorter file) of a file n8n keeps outside the item,
- * and, when `toEnd` (n8n recorded no size), the file read on to its end to count its bytes, never
- * whole in memory; the file is closed. Its open and every read end with the item's `limit` (its
- * deadline, a Stop): then the item fails with its field's error (fileWaitError), as every wait on
- * the binary store does.
+ * and, when `countPast` is given (n8n recorded no size), the file read on to count its bytes, never
+ * whole in memory, until its end or once more than `countPast` bytes were counted; the file is
+ * closed. Its open and every read end with the item's `limit` (its deadline, a Stop): then the item
+ * fails with its field's error (fileWaitError), as every wait on the binary store does.
  */
-export async function scanBinary(ctx: IExecuteFunctions, id: string, headBytes: number, toEnd: boolean, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
+export async function scanBinary(ctx: IExecuteFunctions, id: string, headBytes: number, countPast: number | undefined, limit: FileWaitLimit, field: FileField): Promise<{ head: Buffer; size: number }> {
 	const { scope } = limit;
 	const parts: Buffer[] = [];
 	let length = 0;
 	try {
-		const stream = await raceFileWait(ctx.helpers.getBinaryStream(id, toEnd ? undefined : headBytes), scope, closeStream);
+		const stream = await raceFileWait(ctx.helpers.getBinaryStream(id, countPast === undefined ? headBytes : undefined), scope, closeStream);
 		const reads = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
 		try {
-			while (toEnd || length < headBytes) {
+			while (length < headBytes || (countPast !== undefined && length <= countPast)) {
 				const next = await raceFileWait(reads.next(), scope);
 				if (next.done) break;
 				const part = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value);

@@ -3,7 +3,10 @@
  * lossless and extended), typed by sniffFileType. Pure: no decoding. Used to check the native messages
  * format's pixel limits before an image is sent.
  */
-import { ascii, sniffFileType } from './binary';
+import { sniffFileType } from './binary';
+
+/** Bytes [start, end) as Latin-1 text, read here so that measuring an image calls no other file. */
+const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
 
 export interface ImageDimensions {
 	width: number;

@@ -5,8 +5,6 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { jsonObjectOf } from '../credential/settings';
-
 /**
  * The error of a bad input. What it quotes of the input is in its message and hint only, where
  * the exit masks it: built from a string, n8n's error would keep a second copy in its `cause`
@@ -73,8 +71,20 @@ export function readExtraBody(ctx: IExecuteFunctions, itemIndex: number): IDataO
 
 /** Extra Body Fields as given (from an Options collection already read), checked. */
 export function checkedExtraBody(ctx: IExecuteFunctions, itemIndex: number, raw: unknown): IDataObject {
-	const problem = (jsonError?: string) => (jsonError === undefined ? 'must be a JSON object' : `is not valid JSON (${jsonError})`);
-	return jsonObjectOf(raw, (jsonError) => fieldError(ctx, itemIndex, 'Extra Body Fields', problem(jsonError), 'Enter a JSON object, e.g. {"size": "1024x1024"}.'));
+	// Checked here, not with the credential's jsonObjectOf: a chat item's parameters are read without leaving this layer.
+	if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return {};
+	let value = raw;
+	if (typeof raw === 'string') {
+		try {
+			value = JSON.parse(raw);
+		} catch (error) {
+			throw fieldError(ctx, itemIndex, 'Extra Body Fields', `is not valid JSON (${(error as Error).message})`, 'Enter a JSON object, e.g. {"size": "1024x1024"}.');
+		}
+	}
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+		throw fieldError(ctx, itemIndex, 'Extra Body Fields', 'must be a JSON object', 'Enter a JSON object, e.g. {"size": "1024x1024"}.');
+	}
+	return value as IDataObject;
 }
 
 /** The model id of a resource-locator parameter (list or id mode). */

@@ -146,7 +146,7 @@ export class TurnQueue<T extends Turn = Turn> {
 				const now = this.clock.now();
 				const heldUntil = this.gates.heldUntil?.() ?? now;
 				const nextTurnAt = Math.max(this.lastTurnAt + this.spacingMs, heldUntil, now);
-				this.refuseLate(now, nextTurnAt, heldUntil > now);
+				this.refuseLate(now, nextTurnAt, heldUntil);
 				if (this.waiting.length === 0) break;
 				const slotFree = this.held < this.slots;
 				if (slotFree && nextTurnAt <= now) {
@@ -172,7 +172,7 @@ export class TurnQueue<T extends Turn = Turn> {
 	}
 
 	/** Orders the waiters by rank, and refuses each whose turn, if those ahead take theirs, comes too late. */
-	private refuseLate(now: number, nextTurnAt: number, held: boolean): void {
+	private refuseLate(now: number, nextTurnAt: number, heldUntil: number): void {
 		const ranked = this.waiting.map((waiting) => ({ waiting, rank: waiting.turn.rank?.() ?? [0, 0] }));
 		ranked.sort((a, b) => compareRanks(a.rank, b.rank) || a.waiting.arrival - b.waiting.arrival);
 		this.waiting.splice(0, this.waiting.length, ...ranked.map(({ waiting }) => waiting));
@@ -182,8 +182,9 @@ export class TurnQueue<T extends Turn = Turn> {
 			const { notAfter } = waiting.turn;
 			if (notAfter !== undefined && (turnAt > notAfter || (turnAt === notAfter && !this.gates.turnAtDeadline))) {
 				this.waiting.splice(this.waiting.indexOf(waiting), 1);
-				// The hold's when the first free turn is already too late, whatever is ahead in line.
-				waiting.settle(new PastDeadline(held && nextTurnAt >= notAfter ? 'hold' : 'turn', turnAt - now, notAfter - now));
+				// The hold's when the hold alone ends too late, whatever is ahead in line: it names the hold the gateway asked for.
+				const refusal = heldUntil > now && heldUntil >= notAfter ? new PastDeadline('hold', heldUntil - now, notAfter - now) : new PastDeadline('turn', turnAt - now, notAfter - now);
+				waiting.settle(refusal);
 			} else position++;
 		}
 	}

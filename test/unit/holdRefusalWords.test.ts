@@ -1,4 +1,4 @@
-/** Review rev6: the shared hold now kept by the TurnQueue (pace.ts), on a fake clock. */
+/** The words of a refusal for the shared hold, kept by the TurnQueue (pace.ts), on a fake clock. */
 import { SendPace } from '../../nodes/shared/wire/pace';
 import { PastDeadline } from '../../nodes/shared/wire/timing';
 import { heldTooLongWords } from '../../nodes/shared/wire/retry';
@@ -15,7 +15,7 @@ describe('a Retry-After hold refused to waiters queued under a pace', () => {
 		const error = await pace.wait(undefined, 30_000).catch((reason: unknown) => reason);
 		expect(error).toBeInstanceOf(PastDeadline);
 		const { reason, waitMs, leftMs } = error as PastDeadline;
-		// Today: "the gateway asks to retry after 62 s (it rate-limited another request of this run)": it asked for 60.
+		// 9d5721c said "the gateway asks to retry after 62 s": the hold plus the places ahead in line; it asked for 60.
 		expect(heldTooLongWords(reason, waitMs, leftMs, 'Timeout (Seconds)')).toMatch(/asks to retry after 60 s/);
 		await Promise.all(ahead);
 	});

@@ -1,5 +1,5 @@
 /**
- * Review rev6: the credential Test, through the request helper n8n gives a credential test (the
+ * The credential Test, through the request helper n8n gives a credential test (the
  * pinned @n8n/backend-network's legacy request): an error answer it quotes in part, whose body then
  * stalls, has its connection closed at once, as every other answer the nodes stop reading.
  */

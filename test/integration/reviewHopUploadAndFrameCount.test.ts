@@ -1,26 +1,23 @@
 /**
- * Review rev6: findings as failing tests (real loopback servers, n8n's own request function).
+ * Findings of the review of the sixth session, kept as tests (real loopback servers, n8n's own request
+ * function): where an upload was is a fact of each redirect hop; a stored file of no recorded size is
+ * counted no further than past its limit.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
 import { GatewayVideoGenerate } from '../../nodes/GatewayVideoGenerate/GatewayVideoGenerate.node';
-import { pngHeader } from '../helpers/files';
+import { frameOnDisk, pngHeader } from '../helpers/files';
 import { streamedFrameSubmit } from '../helpers/streamedFrame';
 
 jest.setTimeout(60_000);
 
 const KEY = 'sk-rev6-review-0123456789abcdef';
 const SIZE = 8 * 1024 * 1024;
-const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rev6-'));
-const frame = path.join(directory, 'frame.png');
-fs.writeFileSync(frame, pngHeader(64, 64, SIZE));
-afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+const frame = frameOnDisk(SIZE);
 
 describe('a 307 that came before the body was sent, then a 502 after the next hop had the whole body', () => {
 	it('the second hop was sent whole: the gateway may have acted, so the paid submit is not sent again', async () => {
@@ -94,7 +91,7 @@ describe('a stored first frame whose size n8n did not record (1.x without `bytes
 		const [output] = await new GatewayVideoGenerate().execute.call(test.ctx);
 		const json = output[0].json as IDataObject;
 		expect(String(json.error)).toMatch(/at most 10(\.0)? MB/);
-		// The old code read at most the limit and one chunk; the new one counts a 512 MB file to its end.
+		// Counted no further than one chunk past the limit (85f1c5b counted a 512 MB file to its end).
 		expect(pulled).toBeLessThan(2 * MAX);
 	});
 });
