@@ -267,7 +267,20 @@ export function deadlineMs(scenario: Scenario): number {
 		// A failure a node may rightly retry (a reset GET, a 5xx status check) after its own short backoff.
 		if (answer.kind !== 'clean' && answer.kind !== 'wrongType') budget += 2500;
 	}
-	return budget * scenario.items;
+	return (budget + sendingMs(scenario)) * scenario.items;
+}
+
+/** A large file (8 MB) sent, by a loaded machine (eight shards on two cores took about 1.1 s each). */
+const LARGE_FILE_MS = 1500;
+/** Reads of the 1 MB file, 64 KB each. */
+const READS_PER_FILE = 16;
+
+/** The time an item of a long-limit node rightly takes to send its files: each large one, or each read the slow store delays. */
+function sendingMs(scenario: Scenario): number {
+	const store = storeOf(scenario);
+	if (!store.frame) return 0;
+	const files = scenario.node === 'imageEdit' ? (scenario.edit?.images ?? 1) + (scenario.edit?.mask ? 1 : 0) : 1;
+	return files * (store.large ? LARGE_FILE_MS : READS_PER_FILE * store.slowMs);
 }
 
 /** The kinds that read a streamed answer, where Idle Timeout applies. */
