@@ -56,7 +56,8 @@ export interface Answer {
 	keepAliveMs: number;
 	/** For `stall`: head written, then nothing for this long (keep-alives on streams). */
 	stallMs: number;
-	redirectTo: 'ip2' | 'hostName';
+	/** Where a redirect points: the sibling origin (by IP or by name), or the gateway itself (`self`: a same-origin 307 re-sends the body). */
+	redirectTo: 'ip2' | 'hostName' | 'self';
 	contentType: string | null;
 	leak: Leak | null;
 }
@@ -548,10 +549,12 @@ export class FuzzGateway {
 				reply = { status: 429, headers, body: Buffer.from(JSON.stringify({ error: { message: `Too many requests${quote('message')}`, type: 'rate_limit' } })) };
 				break;
 			}
-			case 'redirect':
+			case 'redirect': {
+				const base = answer.redirectTo === 'self' ? `http://127.0.0.1:${this.port}/r${state.run}` : this.siblingBase(state.run, answer.redirectTo);
 				// With a short page as its body, which the plan's stall holds back (deliver).
-				reply = { status: logged.method === 'GET' ? 302 : 307, headers: { location: `${this.siblingBase(state.run, answer.redirectTo)}${logged.path}`, 'content-type': 'text/html' }, body: Buffer.from('<p>Moved</p>') };
+				reply = { status: logged.method === 'GET' ? 302 : 307, headers: { location: `${base}${logged.path}`, 'content-type': 'text/html' }, body: Buffer.from('<p>Moved</p>') };
 				break;
+			}
 			default:
 				reply = this.route(state, logged, quoteOf);
 				if (answer.kind === 'wrongType' && answer.contentType !== null) reply.headers['content-type'] = answer.contentType;

@@ -129,7 +129,7 @@ const answerArb: fc.Arbitrary<Answer> = fc.record({
 	dripIntervalMs: fc.integer({ min: 0, max: 30 }),
 	keepAliveMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 600 })),
 	stallMs: fc.integer({ min: 0, max: 4500 }),
-	redirectTo: fc.constantFrom('ip2', 'hostName'),
+	redirectTo: fc.constantFrom<'ip2' | 'hostName' | 'self'>('ip2', 'hostName', 'self'),
 	contentType: fc.constantFrom(null, 'text/plain', 'text/html', 'application/octet-stream', 'application/json; charset=utf-16'),
 	leak: fc.option(leakArb, { freq: 2 }),
 });
