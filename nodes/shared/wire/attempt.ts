@@ -172,13 +172,13 @@ export function bodyType(body: RequestBody): string {
  * request fails; the attempt records where it was (`upload`) and a file's own failure (`bodyFailure`).
  */
 export async function sendOnce(http: HttpRequest, attemptOptions: IHttpRequestOptions, body: RequestBody | undefined, attempt: AttemptSignal): Promise<RawResponse> {
+	// Where the upload was is a fact of this hop: a 307 answered before the body was read says
+	// nothing of the next hop, which may have had the whole body.
+	attempt.upload = 'sent';
 	// This request's own end besides the attempt's, on which n8n's helper aborts it: an answer closed
 	// before its end (a redirect's, an error body quoted in part) closes its socket, and the attempt,
 	// which may go on to the next hop, goes on.
 	const answerClosed = new AbortController();
-	// Where the upload was is a fact of this hop: a 307 answered before the body was read says
-	// nothing of the next hop, which may have had the whole body.
-	attempt.upload = 'sent';
 	const closeConnection = () => answerClosed.abort();
 	const options = { ...attemptOptions, abortSignal: AbortSignal.any([attempt.signal, answerClosed.signal]) };
 	const encoded = body !== undefined && options.method !== 'GET' ? encodeBody(body) : undefined;
