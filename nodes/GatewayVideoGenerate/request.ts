@@ -98,7 +98,7 @@ function frameTooBig(ctx: IExecuteFunctions, itemIndex: number, property: string
  * The binary image as `data:<type from its bytes>;base64,…`, checked when the item's submit goes
  * out (its type and size, still before this item's request), as every file the nodes send: a frame
  * n8n keeps outside the item (filesystem, database, S3 mode) is only typed from its first bytes here
- * (and counted to its end where n8n recorded no size), every wait on the store ending with the item,
+ * (and counted, no further than past the limit, where n8n recorded no size), every wait on the store ending with the item,
  * then streamed into the request as it is sent, checked again as it is read; one in the item is read
  * whole.
  */
