@@ -9,6 +9,8 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import * as zlib from 'zlib';
 
+import { callChat } from '../../nodes/shared/chat/chatCall';
+import { CHAT_COMPLETIONS } from '../../nodes/shared/chat/completions';
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { BUSY_MARGIN_MS, eventually } from '../helpers/busy';
@@ -70,6 +72,29 @@ describe('an answer the node stops reading closes its connection', () => {
 			const failure = await client.json({ path: '/v1/models', retry: false, deadlineMs: STALL_MS }).catch((error: unknown) => error);
 			expect(failure).toBeInstanceOf(GatewayError);
 			expect((failure as GatewayError).kind).not.toBe('timeout');
+			expect(Date.now() - started).toBeLessThan(BUSY_MARGIN_MS);
+			expect(await eventually(() => server.closedAt() !== undefined)).toBe(true);
+			expect(server.closedAt()! - started).toBeLessThan(STALL_MS / 2);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('a streamed chat answer whose live text n8n refuses', () => {
+	it('closes its connection at once, while the gateway still stalls', async () => {
+		const first = 'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n';
+		const server = await stallingServer(200, { 'content-type': 'text/event-stream' }, Buffer.from(first));
+		try {
+			const { ctx } = createExecuteContext({ parameters: {}, streaming: true, credentials: { apiKey: 'sk-answer-connection-0123456789', baseUrl: server.baseUrl } });
+			// The chat client went away: n8n's sendChunk fails at the first chunk.
+			ctx.sendChunk = () => {
+				throw new Error('the client has gone');
+			};
+			const client = await GatewayClient.create(ctx);
+			const started = Date.now();
+			const call = { stream: true, deadlineMs: STALL_MS, body: { model: 'm', stream: true }, itemIndex: 0, what: 'Chat' };
+			await expect(callChat(ctx, client, CHAT_COMPLETIONS, call)).rejects.toThrow();
 			expect(Date.now() - started).toBeLessThan(BUSY_MARGIN_MS);
 			expect(await eventually(() => server.closedAt() !== undefined)).toBe(true);
 			expect(server.closedAt()! - started).toBeLessThan(STALL_MS / 2);

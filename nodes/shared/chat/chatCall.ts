@@ -204,6 +204,8 @@ export async function callChat<R>(ctx: IExecuteFunctions, client: GatewayClient,
 			// A stream that ended properly but held no answer is the same error as an empty whole answer.
 			reply = checked(replyStream.reply());
 		} catch (error) {
+			// Whatever stopped the reading (n8n's live text too), the answer ends here: its connection closes now.
+			response.body.destroy();
 			const failure = streamFailure(call.what, error, response.failure, { itemIndex: call.itemIndex, arrived: replyStream.arrived });
 			if (begun && live) await live.fail(failure.shownMessage((text) => client.masker.mask(text))).catch(() => undefined);
 			throw failure;
