@@ -216,8 +216,13 @@ async function measureSlowVideos({ runtime, key, out, log, row, id, count, refus
 	const items = run.node?.items ?? [];
 	const stillRunning = items.filter((item) => /still running/i.test(String(item.json?.error ?? item.json?.message ?? '')));
 	// The gateway's log of every task, for a look at what a row's figures are made of.
-	fs.writeFileSync(path.join(out, `${id}-gateway-log.json`), JSON.stringify({ stillRunning: stillRunning.map((item) => item.json?.task_id), tasks: [...gateway.tasks.values()] }));
-	const otherFailures = items.filter((item) => item.json?.error !== undefined).length - stillRunning.length;
+	// Any other failed item is kept whole beside it: its words say what went wrong.
+	const others = items.filter((item) => item.json?.error !== undefined && !stillRunning.includes(item));
+	fs.writeFileSync(
+		path.join(out, `${id}-gateway-log.json`),
+		JSON.stringify({ stillRunning: stillRunning.map((item) => item.json?.task_id), otherFailures: others.map((item) => item.json), tasks: [...gateway.tasks.values()] }),
+	);
+	const otherFailures = others.length;
 	const succeeded = items.filter((item) => item.json?.status === 'SUCCESS').length;
 	const makespanMs = run.node?.executionTimeMs;
 	const tasks = [...gateway.tasks.values()];
@@ -240,7 +245,7 @@ async function measureSlowVideos({ runtime, key, out, log, row, id, count, refus
 				: undefined;
 	const ours =
 		`${makespanMs === undefined ? `> ${fmtS(cutoffMs)}` : fmtS(makespanMs)}; ${queue ? `${submittedTwice} submitted twice; ${placement}; ` : ''}${stillRunning.length} false "still running"` +
-		`${otherFailures ? `, ${otherFailures} other failures` : ''}; ${gaps.late} gaps > Poll Interval (${gaps.lateFirst} of them before the first check; longest ${fmtS(gaps.maxGapMs)}); ${gaps.neverChecked} never checked`;
+		`${otherFailures ? `, ${otherFailures} other failures (first: ${String(others[0].json.error).slice(0, 200)})` : ''}; ${gaps.late} gaps > Poll Interval (${gaps.lateFirst} of them before the first check; longest ${fmtS(gaps.maxGapMs)}); ${gaps.neverChecked} never checked`;
 	const figures = {
 		id, count, refuse: Boolean(refuse), limitMs, ideal, makespanMs, stillRunning: stillRunning.length, otherFailures, succeeded,
 		tasks: tasks.length, submittedTwice, gaps, refusedSubmits, refusedChecks, failure: run.failure,
