@@ -212,6 +212,11 @@ describe('reading the options', () => {
 		expect(readAttachmentNames(ctx, 0, '')).toBeUndefined();
 		expect(readAttachmentNames(ctx, 0, ' , ')).toBeUndefined();
 		expect(() => readAttachmentNames(ctx, 0, { data: 1 })).toThrow('"Binary Attachments" must be text, but the expression gave an object (item 0)');
+		// A list that holds something else says what, in words ("an object", never "a object").
+		expect(() => readAttachmentNames(ctx, 0, ['a', { data: 1 }])).toThrow('"Binary Attachments" must be a list of texts, but it holds an object (item 0)');
+		expect(() => readAttachmentNames(ctx, 0, ['a', ['b']])).toThrow('"Binary Attachments" must be a list of texts, but it holds a list (item 0)');
+		expect(() => readAttachmentNames(ctx, 0, [null])).toThrow('"Binary Attachments" must be a list of texts, but it holds null (item 0)');
+		expect(() => readAttachmentNames(ctx, 0, [7])).toThrow('"Binary Attachments" must be a list of texts, but it holds a number (item 0)');
 	});
 
 	it('reads image links one per line or comma-separated, keeping commas inside a link', () => {

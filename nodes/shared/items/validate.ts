@@ -20,8 +20,9 @@ export function fieldError(
 	return new NodeOperationError(ctx.getNode(), {}, { message: `"${field}" ${problem} (item ${itemIndex})`, itemIndex, description: hint });
 }
 
-/** What an object an expression gave is, for a message about a value of the wrong type. */
-const describeValue = (value: object): string => (Array.isArray(value) ? 'a list' : 'an object');
+/** What an expression gave, for a message about a value of the wrong type ("a list", "an object", "a number"). */
+const describeValue = (value: unknown): string =>
+	value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 
 /**
  * A text parameter, trimmed ('' when empty). Numbers and booleans are taken as text; an object or
@@ -110,10 +111,10 @@ export function readList(ctx: IExecuteFunctions, itemIndex: number, value: unkno
 	let entries: unknown[];
 	if (Array.isArray(value)) entries = value;
 	else if (typeof value === 'string') entries = value.split(split);
-	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
+	else throw fieldError(ctx, itemIndex, field, `must be text, but the expression gave ${describeValue(value)}`);
 	const list: string[] = [];
 	for (const entry of entries) {
-		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${entry === null ? 'null' : `a ${typeof entry}`}`);
+		if (typeof entry !== 'string') throw fieldError(ctx, itemIndex, field, `must be a list of texts, but it holds ${describeValue(entry)}`);
 		const text = entry.trim();
 		if (text !== '' && !list.includes(text)) list.push(text);
 	}
