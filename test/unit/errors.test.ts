@@ -408,6 +408,14 @@ describe('issue 26: hints that say what to do', () => {
 		expect(classifyError(400, { code: 'invalid_request', message: 'the task is not found' })).toBe('bad_request');
 	});
 
+	it('a 404 is a missing path or item whatever its message quotes: a path holding "billing" is no quota refusal', () => {
+		expect(classifyError(404, { message: 'Invalid URL (GET /v1/dashboard/billing/usage)', type: 'invalid_request_error' })).toBe('not_found');
+		expect(classifyError(404, { code: 'rate_limit_exceeded', message: 'no route for /v1/rate-limits' })).toBe('not_found');
+		// What a 404 says of the key or the model still decides.
+		expect(classifyError(404, { message: 'invalid token' })).toBe('auth');
+		expect(classifyError(404, { message: 'model gpt-x does not exist' })).toBe('unknown_model');
+	});
+
 	// Review: a 5xx says the gateway may have acted (a paid submit may have created its task); a code naming a missing item does not make it a refusal.
 	it.each([500, 502, 503, 504])('a %i whose code names a missing item stays a failure that may have acted, not a refusal', (status) => {
 		expect(classifyError(status, { code: 'upstream_task_not_found', message: 'upstream task not found' })).toBe('server');

@@ -33,8 +33,7 @@ export type BalanceCall = Pick<GatewayCall, 'itemIndex' | 'notAfter' | 'limitNam
 
 /** A route this gateway does not serve, as the failure of asking for it shows. */
 function isRouteMissing(error: unknown): boolean {
-	// By the status first: a 404's words often quote the path ("Invalid URL (GET /v1/dashboard/billing/…)"), which reads as a quota refusal.
-	return error instanceof GatewayError && (error.status === 404 || error.kind === 'not_found' || error.kind === 'protocol');
+	return error instanceof GatewayError && (error.kind === 'not_found' || error.kind === 'protocol');
 }
 
 /** One GET; undefined when the gateway does not serve the path. */

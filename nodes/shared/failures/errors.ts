@@ -137,12 +137,15 @@ export function classifyError(status: number | undefined, parsed: ParsedErrorBod
 	const words = `${code} ${parsed.type ?? ''} ${parsed.message ?? ''}`.toLowerCase();
 	if (UNKNOWN_MODEL_WORDS.test(words)) return 'unknown_model';
 	if (status === 401 || AUTH_WORDS.test(words)) return 'auth';
+	// A 404 is a path or an item the gateway does not have, whatever words its message quotes (a path
+	// such as /dashboard/billing/usage holds "billing").
+	if (status === 404) return 'not_found';
 	// Before the 429: a used-up quota comes as a 429 too (`insufficient_quota`), and waiting will not help.
 	if (status === 402 || QUOTA_WORDS.test(words)) return 'quota';
 	if (status === 429 || RATE_WORDS.test(words)) return 'rate_limit';
 	// A 403 is the key's group or permissions: "quota or group".
 	if (status === 403 || ((status === undefined || status < 400) && PERMISSION_WORDS.test(words))) return 'quota';
-	if (status === 404 || ((status === undefined || status < 500) && NOT_FOUND_CODE.test(code)) || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
+	if (((status === undefined || status < 500) && NOT_FOUND_CODE.test(code)) || ((status === undefined || status < 400) && NOT_FOUND_WORDS.test(words))) return 'not_found';
 	if (status === 408) return 'timeout';
 	if (status === 413) return 'too_large';
 	if (status !== undefined && status >= 500) return 'server';
