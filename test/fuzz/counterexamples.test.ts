@@ -40,6 +40,14 @@ const drawnWithRetryAfterDate = (node: 'videoStatus' | 'videoDownload'): Scenari
 const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 
 export const COUNTEREXAMPLES: Counterexample[] = [
+	// Seed 50001 of the streamed-upload dimension (`--nodes uploads`, run 221 of 300, 2026-11-28),
+	// drawn on sendOnce without its per-hop reset (before 4d18ba0): a 307 to the same origin answered
+	// before the image was read, a second 307 with the whole body, then a 504. The stale
+	// "answered early" of the first hop made the 504 "not acted on", and the paid edit went again.
+	{
+		name: 'Gateway Image Edit: a same-origin 307 answered before the image was read, another 307, then a 504 with the whole body: the edit is not sent again (seed 50001, uploads)',
+		scenario: {"node":"imageEdit","secrets":{"key":"sk-jBFRTSc1o3M6Lx40JJTb","headerName":"x-api-token","headerValue":"AAAAA"},"deadlineSeconds":1,"items":2,"continueOnFail":false,"taskIdInput":"task_1","resume":false,"imageFormat":"url","plan":{"balance":{"route":"newapi","rate":false,"display":"USD","granted":0,"usedShare":0,"unlimited":false,"expiresAt":-1,"amountForm":"number"},"silence":{"afterEvents":0,"ms":100,"pings":false,"keepAlive":"comment","pingEveryMs":100},"answers":[{"kind":"redirect","status":500,"shape":0,"retryAfter":"99999999","resetAt":0,"headDelayMs":0,"dripChunk":1,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"self","contentType":null,"leak":null},{"kind":"redirect","status":500,"shape":0,"retryAfter":"99999999","resetAt":0,"headDelayMs":0,"dripChunk":0,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"self","contentType":null,"leak":null},{"kind":"error","status":504,"shape":0,"retryAfter":"99999999","resetAt":0,"headDelayMs":0,"dripChunk":0,"dripIntervalMs":0,"keepAliveMs":0,"stallMs":0,"redirectTo":"self","contentType":null,"leak":null}],"early":["keepReading"],"text":"The","toolCall":false,"toolArgs":"object","toolIndex":"given","video":{"submitIds":["task.v2"],"pendingPolls":0,"terminal":"SUCCESS","foreignId":false,"resultOnSibling":false,"relativeResult":false,"reasonInResultUrl":false,"firstPending":"QUEUED"}},"store":{"stall":"none","frame":true,"large":false,"slowMs":0},"edit":{"images":1,"mask":false}} as Scenario,
+	},
 	// Seed 38005 (1,250 runs, all nodes, 2026-11-28, the final code of round four's fifth session): chatStream
 	// and messagesStream alike. A 200 answered before the request body was read (the gateway then
 	// stops reading), whose body stalls 3.1 s; Idle Timeout 1 s. The node ended the item at 1.1 s and

@@ -18,7 +18,7 @@ import { runScenario } from './drive';
 import { FuzzGateway } from './gateway';
 import { IN_FLIGHT_MS, checkRun } from './invariants';
 import type { InvariantName, Violation } from './invariants';
-import { NODE_KINDS, drawnScenarioArb, forNode } from './scenario';
+import { NODE_KINDS, drawnScenarioArb, forNode, uploadScenarioArb } from './scenario';
 import type { NodeKind, Scenario } from './scenario';
 
 /**
@@ -32,14 +32,18 @@ const KNOWN_LATE: string | undefined = undefined;
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 180);
 const SEED = Number(process.env.FUZZ_SEED ?? 1826);
-const NODES = (process.env.FUZZ_NODES ? process.env.FUZZ_NODES.split(',') : NODE_KINDS) as NodeKind[];
+const NAMED = process.env.FUZZ_NODES?.split(',');
+const NODES = (NAMED ? NAMED.filter((name) => name !== 'uploads') : NODE_KINDS) as NodeKind[];
+/** The streamed-upload dimension (`uploadScenarioArb`), named `uploads` in FUZZ_NODES: a node's share of the runs. */
+const UPLOADS = !NAMED || NAMED.includes('uploads');
 const ONLY = process.env.FUZZ_INVARIANT as InvariantName | undefined;
 const STRICT = process.env.FUZZ_STRICT === '1';
 const SURVEY = process.env.FUZZ_SURVEY;
 /** Generate waits at least one 5 s poll interval per run (the node's minimum): it gets a quarter of a node's share. */
 const shareOf = (node: NodeKind) => (node === 'videoGenerate' ? 0.25 : 1);
-/** Runs per whole share, so that the nodes' runs add up to at least RUNS (`--runs 10000` runs 10,000). */
-const RUNS_PER_NODE = Math.max(1, Math.ceil(RUNS / NODES.reduce((sum, node) => sum + shareOf(node), 0)));
+/** Runs per whole share, so that the runs add up to at least RUNS (`--runs 10000` runs 10,000). */
+const RUNS_PER_NODE = Math.max(1, Math.ceil(RUNS / NODES.reduce((sum, node) => sum + shareOf(node), UPLOADS ? 1 : 0)));
+const UPLOAD_RUNS = RUNS_PER_NODE;
 const runsOf = (node: NodeKind) => Math.max(1, Math.ceil(RUNS_PER_NODE * shareOf(node)));
 // Runs take real time (a timed-out one its whole deadline); shrinking replays them.
 const SHRINK_MS = Number(process.env.FUZZ_SHRINK_MS ?? 60_000);
@@ -71,42 +75,55 @@ async function check(scenario: Scenario): Promise<Violation[]> {
 	return violations;
 }
 
-describe.each(NODES)('%s against the generative hostile gateway', (node) => {
-	const known = KNOWN_FAILING[node];
-	const test = known && !STRICT && !SURVEY ? it.failing : it;
-	test(`keeps every promise over ${runsOf(node)} generated runs (seed ${SEED})${known ? `: known to fail, ${known}` : ''}`, async () => {
-		const started = Date.now();
-		const arbitrary = drawnScenarioArb.map((scenario) => forNode(scenario, node));
-		try {
-			if (SURVEY) {
-				// Every violation, no shrinking: what still breaks, with the scenario that broke it.
-				await fc.assert(
-					fc.asyncProperty(arbitrary, async (scenario) => {
-						const violations = await check(scenario);
-						if (violations.length) survey.push({ node, violations, scenario });
-					}),
-					{ numRuns: runsOf(node), seed: SEED },
-				);
-				return;
-			}
+/** Asserts every promise over `runs` runs of `arbitrary` (or, surveying, records what breaks). */
+async function keepsEveryPromise(name: string, arbitrary: fc.Arbitrary<Scenario>, runs: number, known: string | undefined): Promise<void> {
+	const started = Date.now();
+	try {
+		if (SURVEY) {
+			// Every violation, no shrinking: what still breaks, with the scenario that broke it.
 			await fc.assert(
 				fc.asyncProperty(arbitrary, async (scenario) => {
 					const violations = await check(scenario);
-					if (violations.length) throw new Error(violations.map((v) => `[${v.invariant}] ${v.detail}`).join('\n'));
+					if (violations.length) survey.push({ node: scenario.node, violations, scenario });
 				}),
-				// Shrinking replays runs in real time: bounded so a failure is reported in time.
-				{
-					numRuns: runsOf(node),
-					seed: SEED,
-					interruptAfterTimeLimit: NODE_BUDGET_MS,
-					markInterruptAsFailure: false,
-					// A known failure is not shrunk again in CI: its shrunk case is in counterexamples.test.ts.
-					endOnFailure: Boolean(known) && !STRICT,
-				},
+				{ numRuns: runs, seed: SEED },
 			);
-		} finally {
-			timings[node] = Date.now() - started;
+			return;
 		}
+		await fc.assert(
+			fc.asyncProperty(arbitrary, async (scenario) => {
+				const violations = await check(scenario);
+				if (violations.length) throw new Error(violations.map((v) => `[${v.invariant}] ${v.detail}`).join('\n'));
+			}),
+			// Shrinking replays runs in real time: bounded so a failure is reported in time.
+			{
+				numRuns: runs,
+				seed: SEED,
+				interruptAfterTimeLimit: NODE_BUDGET_MS,
+				markInterruptAsFailure: false,
+				// A known failure is not shrunk again in CI: its shrunk case is in counterexamples.test.ts.
+				endOnFailure: Boolean(known) && !STRICT,
+			},
+		);
+	} finally {
+		timings[name] = Date.now() - started;
+	}
+}
+
+// `--nodes uploads` names no node (jest refuses an empty table).
+if (NODES.length > 0) {
+	describe.each(NODES)('%s against the generative hostile gateway', (node) => {
+		const known = KNOWN_FAILING[node];
+		const test = known && !STRICT && !SURVEY ? it.failing : it;
+		test(`keeps every promise over ${runsOf(node)} generated runs (seed ${SEED})${known ? `: known to fail, ${known}` : ''}`, async () => {
+			await keepsEveryPromise(node, drawnScenarioArb.map((scenario) => forNode(scenario, node)), runsOf(node), known);
+		});
+	});
+}
+
+(UPLOADS ? describe : describe.skip)('streamed uploads against the generative hostile gateway', () => {
+	it(`keep every promise over ${UPLOAD_RUNS} generated runs (seed ${SEED})`, async () => {
+		await keepsEveryPromise('uploads', uploadScenarioArb, UPLOAD_RUNS, undefined);
 	});
 });
 

@@ -182,11 +182,13 @@ const silenceArb: fc.Arbitrary<SilencePlan> = fc.record({
 	pingEveryMs: fc.constantFrom(100, 400),
 });
 
+const earlyArb = fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close', 'nodeServer');
+
 export const planArb: fc.Arbitrary<RunPlan> = fc.record({
 	balance: balanceArb,
 	silence: silenceArb,
 	answers: fc.array(answerArb, { maxLength: 4 }),
-	early: fc.array(fc.constantFrom<EarlyMode>('none', 'keepReading', 'stopReading', 'close', 'nodeServer'), { maxLength: 3 }),
+	early: fc.array(earlyArb, { maxLength: 3 }),
 	text: fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.stringMatching(/^[a-z]{6}$/)).map(([words, routed, tag]) => `${words.join(' ')}${routed ? ` openai-routed:${tag}` : ''}`),
 	toolCall: fc.boolean(),
 	toolArgs: fc.constantFrom<ToolArgsForm>('object', 'object', 'object', 'cut', 'text', 'list', 'string', 'null'),
@@ -246,6 +248,37 @@ export function forNode(scenario: Scenario, node: NodeKind): Scenario {
 	const plan = LONG_LIMIT_KINDS.includes(node) ? { ...scenario.plan, answers: scenario.plan.answers.map(boundForLongLimit) } : scenario.plan;
 	return { ...scenario, node, plan };
 }
+
+/**
+ * The answers that decide what an attempt with a streamed file was (issue 26): a redirect, to the
+ * same origin as often as elsewhere, a 5xx or a 4xx, a 429, a clean one.
+ */
+const uploadAnswerArb: fc.Arbitrary<Answer> = fc
+	.tuple(
+		answerArb,
+		fc.constantFrom<Answer['kind']>('redirect', 'redirect', 'error', 'error', 'rateLimit', 'clean'),
+		fc.constantFrom(500, 502, 503, 504, 400, 413),
+		fc.constantFrom<Answer['redirectTo']>('self', 'self', 'ip2', 'hostName'),
+	)
+	.map(([answer, kind, status, redirectTo]) => ({ ...answer, kind, status, redirectTo }));
+
+/**
+ * Streamed uploads drawn on purpose: a node that sends a file from n8n's store (a paid one twice as
+ * often), each attempt answered by one of the answers above, the first most often before its body
+ * was read. Drawn among all scenarios, a sequence such as "a 307 before the body was read, then a
+ * 502 with the whole body" comes once in tens of thousands of runs; here about once in 150.
+ */
+export const uploadScenarioArb: fc.Arbitrary<Scenario> = fc
+	.record({
+		scenario: drawnScenarioArb,
+		node: fc.oneof({ weight: 2, arbitrary: fc.constantFrom<NodeKind>('imageEdit', 'videoSubmit', 'videoGenerate') }, { weight: 1, arbitrary: fc.constantFrom(...FRAME_KINDS) }),
+		answers: fc.array(uploadAnswerArb, { minLength: 1, maxLength: 4 }),
+		firstEarly: fc.constantFrom<EarlyMode>('keepReading', 'stopReading', 'keepReading', 'stopReading', 'close', 'nodeServer', 'none'),
+		early: fc.array(earlyArb, { maxLength: 2 }),
+	})
+	.map(({ scenario, node, answers, firstEarly, early }) =>
+		forNode({ ...scenario, store: { stall: 'none', ...scenario.store, frame: true }, plan: { ...scenario.plan, answers, early: [firstEarly, ...early] } }, node),
+	);
 
 /** The run's deadline in ms: the node's Timeout or Max Wait; for long-limit nodes, what the plan makes a correct node wait. */
 /**
