@@ -26,6 +26,7 @@ const ROW_LABELS = {
 	9: "AI Agent: Gateway Chat Model vs n8n's OpenAI Chat Model",
 	'10a': 'streaming webhook: first text, Gateway Chat',
 	'10b': 'streaming webhook: first text, Gateway Messages',
+	'10c': "10a/10b up to the gateway vs n8n's HTTP Request node",
 	'11a': '200 videos at a slow gateway: time vs limit',
 	'11b': '1,000 videos at a slow gateway: time vs limit',
 	'11c': '1,000 videos with a 10 MB first frame: peak memory vs bound',

@@ -49,7 +49,7 @@ const PART_ROWS = {
 	ratelimit: ['7a', '7b', '7c', '7d'],
 	pollbudget: ['8a', '8b'],
 	agent: ['9'],
-	streaming: ['10a', '10b'],
+	streaming: ['10a', '10b', '10c'],
 	scale: Object.keys(SCALE_ROWS),
 };
 const PREVIOUS_BUILD = path.join(__dirname, 'previous-build.json');
@@ -643,11 +643,25 @@ async function main() {
 						pass: m.ratio <= 1.1,
 						how:
 							'client: node:http POST start → first `item` line with text; gateway: request arrival → first answer-text bytes, timed by a pass-through proxy in front of the loopback gateway; ' +
-							`ratio per run, so n8n's and our node's added time (webhook, workflow start, request, stream relay) is all in the numerator; median of ${options.repeats} paired ratios, Chat and Messages alternating`,
+							`ratio per run, so n8n's and our node's added time (webhook, workflow start, request, stream relay) is all in the numerator; median of ${options.repeats} paired ratios, Chat and Messages alternating; ` +
+							`where the added time goes (medians): ${fmtMs(m.inboundMs)} before the request reached the gateway (n8n's own HTTP Request node: row 10c), ${fmtMs(m.outboundMs)} from the gateway's first text to the client`,
 						problem: m.problem,
 					}),
 				);
 			}
+			rows.push(
+				row({
+					id: '10c',
+					what: "10a/10b's time before the request reaches the gateway (webhook, workflow start, the node up to its request), Gateway Chat and Messages vs n8n's HTTP Request node sending the same chat request behind the same kind of streaming Webhook",
+					ours: fmtMs(streaming.oursInboundMs),
+					baseline: `${fmtMs(streaming.baselineInboundMs)} (HTTP Request node)`,
+					ratio: streaming.oursInboundMs / streaming.baselineInboundMs,
+					goal: '≤ 1.1×',
+					pass: streaming.oursInboundMs / streaming.baselineInboundMs <= 1.1,
+					how: `client: node:http POST start → the request's arrival at the timing proxy; medians of ${2 * options.repeats} runs of ours and ${options.repeats} of n8n's node, taking turns, each ${streaming.settleMs} ms after the one before`,
+					problem: streaming.baselineProblem ?? streaming.chat.problem ?? streaming.messages.problem,
+				}),
+			);
 		}
 
 		// 3. Memory: each video in its own n8n process. What counts is the peak resident memory while

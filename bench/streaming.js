@@ -12,6 +12,12 @@
 // Ratio = client time to first text / gateway time to first text, per run (the runs take turns);
 // medians of the ratios. Everything n8n and our node add (webhook, workflow start, node, request
 // out, stream parse, sendChunk, the webhook response) is in the numerator only.
+//
+// To tell n8n's part from ours, a third workflow behind the same kind of Webhook sends the same
+// chat request with n8n's own HTTP Request node, in turn with the others: when its request reaches
+// the proxy, since the client started, is what n8n takes with a node of its own (webhook, workflow
+// start, evaluating the question's expression, a credential read, a request out): row 10c compares
+// our nodes' time to the same point with it. Each run starts SETTLE_MS after the one before.
 'use strict';
 
 const crypto = require('node:crypto');
@@ -31,6 +37,9 @@ const FORMATS = {
 	messages: { id: 'mgwBenchStrm002', path: 'bench-stream-messages', route: '/v1/messages', framesBeforeText: 3, text: /"type":"text_delta","text":"[^"]/ },
 };
 const TARGET_FIRST_TEXT_MS = 500;
+/** The pause before each measured run, so that it does not overlap the end of the one before. */
+const SETTLE_MS = 500;
+const BASELINE = { id: 'mgwBenchStrm003', path: 'bench-stream-baseline', route: '/v1/chat/completions' };
 
 /** A pass-through proxy noting, per request, its arrival and when the first answer text passed. */
 function startTimingProxy(target) {
@@ -119,21 +128,31 @@ async function measureStreaming({ runtime, out, repeats, log }) {
 	const gateway = await startGateway({ delayMs: 0 });
 	const proxy = await startTimingProxy(gateway.baseUrl);
 	const key = `sk-bench-${crypto.randomBytes(8).toString('hex')}`;
-	const webhookIds = { chat: crypto.randomUUID(), messages: crypto.randomUUID() };
+	const webhookIds = { chat: crypto.randomUUID(), messages: crypto.randomUUID(), baseline: crypto.randomUUID() };
 	let n8n;
 	try {
 		n8n = await startServer({
 			runtime,
-			credentials: [W.streamingCredential({ baseUrl: proxy.baseUrl, key })],
-			workflows: Object.entries(FORMATS).map(([node, f]) => W.streamingWebhookWorkflow(f.id, { node, path: f.path, webhookId: webhookIds[node] })),
+			credentials: W.streamingCredentials({ baseUrl: proxy.baseUrl, key }),
+			workflows: Object.entries({ ...FORMATS, baseline: BASELINE }).map(([node, f]) =>
+				W.streamingWebhookWorkflow(f.id, { node, path: f.path, webhookId: webhookIds[node], baseUrl: proxy.baseUrl }),
+			),
 			userFolder: path.join(out, 'streaming'),
 			owner: { email: 'bench@example.com', password: 'Gateway-Bench-1', firstName: 'Bench', lastName: 'Owner' },
 			log: (message) => log(`streaming: ${message}`),
 		});
 		const rest = n8nRest(n8n, runtime);
-		for (const f of Object.values(FORMATS)) await rest.activate(f.id);
+		for (const f of [...Object.values(FORMATS), BASELINE]) await rest.activate(f.id);
 
 		let serial = 0;
+		/** A baseline run: when n8n's HTTP Request node's request reached the proxy, since the client started. */
+		const baseline = async () => {
+			const from = proxy.records.length;
+			const client = await askWebhook(`${n8n.url}/webhook/${BASELINE.path}`, `Run ${++serial}: name a fern in a few words`);
+			const g = proxy.records.slice(from).find((r) => r.path.startsWith(BASELINE.route));
+			const problem = client.status !== 200 ? `the webhook answered HTTP ${client.status} (${client.types.join(' ')})` : g ? undefined : 'no request reached the gateway';
+			return { inboundMs: g ? g.arrivedAt - client.startedAt : undefined, problem };
+		};
 		/** One run: queue the wait so the first text leaves the gateway ~500 ms after the request, then ask. */
 		const run = async (node) => {
 			const f = FORMATS[node];
@@ -172,9 +191,30 @@ async function measureStreaming({ runtime, out, repeats, log }) {
 			}
 			await run(node);
 		}
+		for (let attempt = 0; ; attempt++) {
+			const warm = await baseline();
+			if (!/HTTP 404/.test(warm.problem ?? '')) {
+				if (warm.problem) throw new Error(`streaming warm-up (baseline): ${warm.problem}`);
+				break;
+			}
+			if (attempt > 60) throw new Error('the baseline webhook was never registered');
+			await new Promise((resolve) => setTimeout(resolve, 500));
+		}
+		await baseline();
 		const runs = { chat: [], messages: [] };
+		const baselineRuns = [];
 		for (let r = 0; r < repeats; r++) {
-			for (const node of r % 2 === 0 ? ['chat', 'messages'] : ['messages', 'chat']) {
+			const order = [['chat', 'messages', 'baseline'], ['messages', 'baseline', 'chat'], ['baseline', 'chat', 'messages']][r % 3];
+			for (const node of order) {
+				// n8n finishes an execution (saving it) after its webhook answer has ended: a run started
+				// at once shares the process with that, by about 90 ms after an HTTP Request node's run.
+				await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+				if (node === 'baseline') {
+					const b = await baseline();
+					baselineRuns.push(b);
+					log(`streaming: baseline run ${r + 1}: n8n's HTTP Request node reached the gateway ${b.inboundMs?.toFixed(0)} ms after the client started${b.problem ? ` (${b.problem})` : ''}`);
+					continue;
+				}
 				const m = await run(node);
 				runs[node].push(m);
 				log(`streaming: ${node} run ${r + 1}: client ${m.clientMs?.toFixed(0)} ms, gateway ${m.gatewayMs?.toFixed(0)} ms (added: ${m.inboundMs?.toFixed(0)} ms before the request reached it, ${m.outboundMs?.toFixed(0)} ms after its first text)${m.problem ? ` (${m.problem})` : ''}`);
@@ -189,10 +229,15 @@ async function measureStreaming({ runtime, out, repeats, log }) {
 				gatewayMs: median(list.map((m) => m.gatewayMs)),
 				addedMs: median(list.map((m) => m.addedMs)),
 				ratio: median(list.map((m) => m.ratio)),
+				inboundMs: median(list.map((m) => m.inboundMs)),
+				outboundMs: median(list.map((m) => m.outboundMs)),
 				runs: list,
 			};
 		};
-		return { chat: side('chat'), messages: side('messages'), paceMs: PACE_MS, targetFirstTextMs: TARGET_FIRST_TEXT_MS };
+		const baselineProblem = baselineRuns.find((b) => b.problem)?.problem;
+		const baselineInboundMs = baselineProblem ? undefined : median(baselineRuns.map((b) => b.inboundMs));
+		const oursInboundMs = median([...runs.chat, ...runs.messages].map((m) => m.inboundMs));
+		return { chat: side('chat'), messages: side('messages'), oursInboundMs, baselineInboundMs, baselineProblem, settleMs: SETTLE_MS, paceMs: PACE_MS, targetFirstTextMs: TARGET_FIRST_TEXT_MS };
 	} finally {
 		await n8n?.stop();
 		await proxy.close();

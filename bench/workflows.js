@@ -19,6 +19,7 @@ const CREDENTIAL_IDS = {
 	limited: { id: 'mgwBenchLimit01', name: 'Bench gateway (rate-limited)' },
 	limitedHeader: { id: 'mgwBenchHdrLim1', name: 'Bench header auth (rate-limited gateway)' },
 	streaming: { id: 'mgwBenchStream1', name: 'Bench gateway (slow streams, behind a timing proxy)' },
+	streamingHeader: { id: 'mgwBenchHdrStrm1', name: 'Bench header auth (behind the timing proxy)' },
 };
 
 /**
@@ -71,8 +72,8 @@ function gatewayChatNode(concurrency, credential) {
 	};
 }
 
-/** n8n's HTTP Request node sending the same chat request to `baseUrl`, with Header Auth `credential`. */
-function httpChatNode(baseUrl, batch, credential) {
+/** n8n's HTTP Request node sending the same chat request to `baseUrl`, with Header Auth `credential` (`batch`: its Options → Batching, if any). */
+function httpChatNode(baseUrl, batch, credential, question = '$json.question') {
 	return {
 		type: 'n8n-nodes-base.httpRequest',
 		typeVersion: 4.2,
@@ -83,8 +84,8 @@ function httpChatNode(baseUrl, batch, credential) {
 			genericAuthType: 'httpHeaderAuth',
 			sendBody: true,
 			specifyBody: 'json',
-			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: $json.question }] }) }}`,
-			options: { batching: { batch } },
+			jsonBody: `={{ JSON.stringify({ model: '${CHAT_MODEL}', max_tokens: ${CHAT_MAX_TOKENS}, messages: [{ role: 'user', content: ${question} }] }) }}`,
+			options: batch ? { batching: { batch } } : {},
 		},
 		credentials: { httpHeaderAuth: credential },
 	};
@@ -254,10 +255,10 @@ function attachedChatWorkflow(id, { filePath, count, concurrency, credentialId }
 /**
  * Rows 10a/10b: a production Webhook (typeVersion 2.1, Respond: Streaming, POST /webhook/<path>)
  * → Gateway Chat or Gateway Messages with Stream on, one item: the webhook body's `question` as
- * the user message. n8n streams the node's text to the webhook caller as JSON lines.
+ * the user message. n8n streams the node's text to the webhook caller as JSON lines. `node`
+ * 'baseline': n8n's HTTP Request node instead, sending the same request to `baseUrl`.
  */
-function streamingWebhookWorkflow(id, { node, path, webhookId }) {
-	const type = { chat: 'gatewayChat', messages: 'gatewayMessages' }[node];
+function streamingWebhookWorkflow(id, { node, path, webhookId, baseUrl }) {
 	const trigger = {
 		id: nodeId(),
 		name: 'Webhook',
@@ -267,24 +268,28 @@ function streamingWebhookWorkflow(id, { node, path, webhookId }) {
 		webhookId,
 		parameters: { httpMethod: 'POST', path, responseMode: 'streaming', options: {} },
 	};
-	const measured = {
-		id: nodeId(),
-		name: MEASURED,
-		type: `${PACKAGE}.${type}`,
-		typeVersion: 1,
-		position: [220, 0],
-		parameters: {
-			model: { __rl: true, mode: 'list', value: CHAT_MODEL },
-			messages: { values: [{ role: 'user', content: '={{ $json.body.question }}' }] },
-			maxTokens: 64,
-			stream: true,
-			options: {},
-		},
-		credentials: { gatewayApi: CREDENTIAL_IDS.streaming },
-	};
+	// The baseline: n8n's own HTTP Request node sends the same chat request (it does not stream).
+	const measured =
+		node === 'baseline'
+			? { id: nodeId(), name: MEASURED, position: [220, 0], ...httpChatNode(baseUrl, undefined, CREDENTIAL_IDS.streamingHeader, '$json.body.question') }
+			: {
+					id: nodeId(),
+					name: MEASURED,
+					type: `${PACKAGE}.${{ chat: 'gatewayChat', messages: 'gatewayMessages' }[node]}`,
+					typeVersion: 1,
+					position: [220, 0],
+					parameters: {
+						model: { __rl: true, mode: 'list', value: CHAT_MODEL },
+						messages: { values: [{ role: 'user', content: '={{ $json.body.question }}' }] },
+						maxTokens: 64,
+						stream: true,
+						options: {},
+					},
+					credentials: { gatewayApi: CREDENTIAL_IDS.streaming },
+				};
 	return {
 		id,
-		name: `Bench: streaming Webhook → ${type}`,
+		name: `Bench: streaming Webhook → ${measured.type}`,
 		nodes: [trigger, measured],
 		connections: { Webhook: { main: [[{ node: MEASURED, type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },
@@ -293,12 +298,15 @@ function streamingWebhookWorkflow(id, { node, path, webhookId }) {
 }
 
 /** The credential of the streaming workflows, at `baseUrl` (the timing proxy). */
-const streamingCredential = ({ baseUrl, key }) => ({ ...CREDENTIAL_IDS.streaming, type: 'gatewayApi', data: { apiKey: key, baseUrl, groupMultiplier: 1 } });
+const streamingCredentials = ({ baseUrl, key }) => [
+	{ ...CREDENTIAL_IDS.streaming, type: 'gatewayApi', data: { apiKey: key, baseUrl, groupMultiplier: 1 } },
+	{ ...CREDENTIAL_IDS.streamingHeader, type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${key}` } },
+];
 
 module.exports = {
 	MEASURED,
 	streamingWebhookWorkflow,
-	streamingCredential,
+	streamingCredentials,
 	benchCredentials,
 	chatWorkflow,
 	httpChatWorkflow,
