@@ -6,7 +6,6 @@
  * leaves the socket open while the gateway is silent.
  */
 import * as http from 'http';
-import type { AddressInfo } from 'net';
 import * as zlib from 'zlib';
 
 import { callChat } from '../../nodes/shared/chat/chatCall';
@@ -15,40 +14,16 @@ import { GatewayError } from '../../nodes/shared/failures/errors';
 import { GatewayClient } from '../../nodes/shared/wire/transport';
 import { BUSY_MARGIN_MS, eventually } from '../helpers/busy';
 import { createExecuteContext } from '../helpers/executeContext';
+import { stallingServer as stallingServerOf } from '../helpers/stallingServer';
 
 const STALL_MS = 30_000;
 
-interface Stalling {
-	baseUrl: string;
-	/** When the server saw the connection of the last request close, if it did. */
-	closedAt(): number | undefined;
-	close(): Promise<void>;
-}
-
 /** A server that writes `head` and the start of a body, then stalls for STALL_MS. */
-async function stallingServer(status: number, headers: http.OutgoingHttpHeaders, body: Buffer): Promise<Stalling> {
-	let closedAt: number | undefined;
-	const timers: NodeJS.Timeout[] = [];
-	const server = http.createServer((req, res) => {
-		closedAt = undefined;
-		req.socket.once('close', () => (closedAt = Date.now()));
-		req.resume();
-		req.on('end', () => {
-			res.writeHead(status, headers);
-			res.write(body);
-			timers.push(setTimeout(() => res.end(), STALL_MS));
-		});
+async function stallingServer(status: number, headers: http.OutgoingHttpHeaders, body: Buffer) {
+	return await stallingServerOf(STALL_MS, (res) => {
+		res.writeHead(status, headers);
+		res.write(body);
 	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	return {
-		baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-		closedAt: () => closedAt,
-		close: async () => {
-			timers.forEach(clearTimeout);
-			server.closeAllConnections();
-			await new Promise((resolve) => server.close(resolve));
-		},
-	};
 }
 
 async function clientFor(baseUrl: string): Promise<GatewayClient> {
