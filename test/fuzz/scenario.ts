@@ -264,7 +264,7 @@ const uploadAnswerArb: fc.Arbitrary<Answer> = fc
 
 /**
  * Streamed uploads drawn on purpose: a node that sends a file from n8n's store (a paid one twice as
- * often), each attempt answered by one of the answers above, the first most often before its body
+ * often; the store never stalls, so that every attempt is answered as planned), each attempt answered by one of the answers above, the first most often before its body
  * was read. Drawn among all scenarios, a sequence such as "a 307 before the body was read, then a
  * 502 with the whole body" comes once in tens of thousands of runs; here about once in 150.
  */
@@ -277,7 +277,7 @@ export const uploadScenarioArb: fc.Arbitrary<Scenario> = fc
 		early: fc.array(earlyArb, { maxLength: 2 }),
 	})
 	.map(({ scenario, node, answers, firstEarly, early }) =>
-		forNode({ ...scenario, store: { stall: 'none', ...scenario.store, frame: true }, plan: { ...scenario.plan, answers, early: [firstEarly, ...early] } }, node),
+		forNode({ ...scenario, store: { ...scenario.store, stall: 'none', frame: true }, plan: { ...scenario.plan, answers, early: [firstEarly, ...early] } }, node),
 	);
 
 /** The run's deadline in ms: the node's Timeout or Max Wait; for long-limit nodes, what the plan makes a correct node wait. */

@@ -89,4 +89,17 @@ describe('LiveOrder', () => {
 		await second.end(); // ended (e.g. failed before writing more): the third, already whole, follows
 		expect(sent).toEqual(['a1', 'b1', 'b2', 'c1']);
 	});
+
+	it('a chunk n8n refuses fails the send that carried it, never an end: not the live item own, nor when released for a later item (review r7)', async () => {
+		const order = new LiveOrder();
+		const refused = async () => {
+			throw new Error('the chat client has gone');
+		};
+		const first = order.enter();
+		const second = order.enter();
+		await expect(first.send(refused)).rejects.toThrow('the chat client has gone');
+		await second.send(refused); // held: it goes out when the first item ends
+		await second.end();
+		await expect(first.end()).resolves.toBeUndefined();
+	});
 });

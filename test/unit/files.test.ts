@@ -217,6 +217,8 @@ describe('reading the options', () => {
 		expect(() => readAttachmentNames(ctx, 0, ['a', ['b']])).toThrow('"Binary Attachments" must be a list of texts, but it holds a list (item 0)');
 		expect(() => readAttachmentNames(ctx, 0, [null])).toThrow('"Binary Attachments" must be a list of texts, but it holds null (item 0)');
 		expect(() => readAttachmentNames(ctx, 0, [7])).toThrow('"Binary Attachments" must be a list of texts, but it holds a number (item 0)');
+		// Review r7: {{ [$json.photo, $json.scan] }} with a missing field.
+		expect(() => readAttachmentNames(ctx, 0, ['photo', undefined])).toThrow('"Binary Attachments" must be a list of texts, but it holds undefined (item 0)');
 	});
 
 	it('reads image links one per line or comma-separated, keeping commas inside a link', () => {

@@ -7,7 +7,7 @@ import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../files/binary';
 import { GatewayError, errorFromParsed, missingResultError } from '../failures/errors';
-import { gatewayQuote, readErrorFields } from '../failures/errorBody';
+import { gatewayQuote, quoteStart, readErrorFields } from '../failures/errorBody';
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
 import type { ServerSentEvent } from '../wire/sse';
@@ -120,6 +120,19 @@ export async function* replyTexts<R>(answer: AnswerBody, reader: ReplyStream<R>)
 	throw StreamFault.broken(`the answer stream ended before the gateway finished the answer (no ${reader.endMark})`);
 }
 
+/** n8n refused a chunk of live text (its chat client or webhook caller gone): n8n's failure, not the gateway's. */
+export class LiveTextRefused extends Error {
+	private constructor(readonly said: string) {
+		super(`n8n refused the live text: ${said}`);
+		this.name = 'LiveTextRefused';
+	}
+
+	/** What n8n's sendChunk threw, kept as its words. */
+	static of(error: unknown): LiveTextRefused {
+		return new LiveTextRefused(error instanceof Error ? error.message : String(error));
+	}
+}
+
 /** A chat wire format as callChat speaks it: its endpoint and headers, its stream reader, what makes a reply. */
 export interface ChatWire<R> {
 	path: string;
@@ -159,7 +172,13 @@ export function liveTextFor(ctx: IExecuteFunctions, itemIndex: number): LiveText
 	// Several items: each reaches the client whole and in item order (liveOrder.ts).
 	const slot = liveOrderOf(ctx).enter();
 	// n8n's sendChunk returns a promise although it is typed void; awaiting it keeps the order.
-	const send = async (type: ChunkType, content?: string) => await slot.send(async () => await Promise.resolve(ctx.sendChunk(type, itemIndex, content)));
+	const send = async (type: ChunkType, content?: string) => {
+		try {
+			await slot.send(async () => await Promise.resolve(ctx.sendChunk(type, itemIndex, content)));
+		} catch (error) {
+			throw LiveTextRefused.of(error);
+		}
+	};
 	return {
 		begin: async () => await send('begin'),
 		write: async (text) => await send('item', text),
@@ -258,6 +277,15 @@ export function streamFailure(
 ): GatewayError {
 	const hint = options.hint ?? STREAM_HINT;
 	if (error instanceof GatewayError) return error;
+	if (error instanceof LiveTextRefused) {
+		return new GatewayError({
+			kind: 'live_text',
+			headline: `${what} failed: n8n could not pass the answer on (${quoteStart(error.said, 200)})`,
+			hint: 'The chat or the webhook caller may have gone while the gateway was answering, so the gateway may have billed the answer. Run again if it is still wanted.',
+			mayHaveActed: true,
+			itemIndex: options.itemIndex,
+		});
+	}
 	if (error instanceof StreamFault) {
 		if (error.payload !== undefined) return errorFromParsed(what, undefined, readErrorFields(error.payload), { itemIndex: options.itemIndex });
 		return new GatewayError({

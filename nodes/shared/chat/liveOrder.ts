@@ -39,9 +39,11 @@ export class LiveOrder {
 		// All released chunks join the chain at once, before anything else can.
 		while (this.slots.length > 0 && this.slots[0].ended) {
 			this.slots.shift();
-			for (const chunk of this.slots[0]?.held.splice(0) ?? []) void this.enqueue(chunk);
+			for (const chunk of this.slots[0]?.held.splice(0) ?? []) void this.enqueue(chunk).catch(() => undefined);
 		}
-		await this.chain;
+		// A chunk n8n refuses fails the send that carried it, never an item's end: that would replace
+		// the item's own outcome (and a released item's refusal is not the live item's).
+		await this.chain.catch(() => undefined);
 	}
 
 	private async enqueue(chunk: Send): Promise<void> {

@@ -29,7 +29,8 @@ export type GatewayErrorKind =
 	| 'protocol'
 	| 'task_failed'
 	| 'cancelled'
-	| 'storage';
+	| 'storage'
+	| 'live_text';
 
 export interface GatewayErrorInit {
 	kind: GatewayErrorKind;
@@ -170,6 +171,7 @@ const HEADLINES: Record<GatewayErrorKind, string> = {
 	task_failed: 'the task failed',
 	cancelled: 'it was cancelled',
 	storage: "n8n could not store the file",
+	live_text: 'n8n could not pass the answer on',
 };
 
 /** A page or text where the gateway's JSON should be: the address leads elsewhere. */

@@ -22,7 +22,7 @@ export function fieldError(
 
 /** What an expression gave, for a message about a value of the wrong type ("a list", "an object", "a number"). */
 const describeValue = (value: unknown): string =>
-	value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+	value === null || value === undefined ? String(value) : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 
 /**
  * A text parameter, trimmed ('' when empty). Numbers and booleans are taken as text; an object or

@@ -1,5 +1,5 @@
 /**
- * Review r7 (round four, seventh session): a streamed chat answer whose reading stops before its
+ * Review r7: a streamed chat answer whose reading stops before its
  * end closes its connection at once, under both request helpers n8n hands a node (n8n 2.x's
  * @n8n/backend-network and n8n 1.x's n8n-core, from the runtime the e2e suite installs; skipped
  * when it is missing), for a plain and a gzip answer, and whichever chunk n8n's live text refuses
@@ -65,7 +65,7 @@ function contextFor(baseUrl: string, shape: HelperShape, refused: (type: string)
 
 const call = { stream: true, deadlineMs: STALL_MS, body: { model: 'm', stream: true }, itemIndex: 0, what: 'Chat' };
 
-describe('review r7: a streamed chat answer n8n stops taking closes its connection', () => {
+describe('a streamed chat answer n8n stops taking closes its connection', () => {
 	// n8n 1.x's helper module loads slowly the first time.
 	beforeAll(() => {
 		if (haveN8n1) require(N8N1_HELPERS);
@@ -91,7 +91,7 @@ describe('review r7: a streamed chat answer n8n stops taking closes its connecti
 	});
 });
 
-describe('review r7: a streamed Messages answer n8n stops taking closes its connection', () => {
+describe('a streamed Messages answer n8n stops taking closes its connection', () => {
 	const MESSAGE_EVENTS = [
 		`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'm' } })}\n\n`,
 		`event: content_block_start\ndata: ${JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } })}\n\n`,
@@ -113,11 +113,11 @@ describe('review r7: a streamed Messages answer n8n stops taking closes its conn
 	});
 });
 
-describe('review r7: the failure when n8n stops taking a streamed answer', () => {
-	// Red on r7 (it.failing): refused at `begin`, the item fails with n8n's own Error, not a
-	// GatewayError: callChat's `finally` awaits live.close(), LiveOrder.advance awaits the send chain
-	// the refused chunk left rejected, and that rejection replaces the classified failure.
-	it.failing('refused at the first chunk: the item fails with a GatewayError of that item, not the raw error of n8n', async () => {
+describe('the failure when n8n stops taking a streamed answer', () => {
+	// Review r7: refused at `begin`, the item failed with n8n's own Error, not a GatewayError:
+	// callChat's `finally` awaits live.close(), LiveOrder.advance awaited the send chain the refused
+	// chunk left rejected, and that rejection replaced the classified failure.
+	it('refused at the first chunk: the item fails with a GatewayError of that item, not the raw error of n8n', async () => {
 		const server = await stallingStream([EVENT('Hel')], false);
 		try {
 			const ctx = contextFor(server.baseUrl, 'n8n2', (type) => type === 'begin');
@@ -125,16 +125,17 @@ describe('review r7: the failure when n8n stops taking a streamed answer', () =>
 			const failure = await callChat(ctx, client, CHAT_COMPLETIONS, call).catch((error: unknown) => error);
 			expect(failure).toBeInstanceOf(GatewayError);
 			expect((failure as GatewayError).itemIndex).toBe(0);
+			expect((failure as GatewayError).kind).toBe('live_text');
+			// The gateway had answered: it may have billed the answer.
+			expect((failure as GatewayError).mayHaveActed).toBe(true);
 		} finally {
 			await server.close();
 		}
 	});
 
-	// Red on r7 (it.failing): refused at a later chunk, the failure reads "the connection to
-	// 127.0.0.1:… failed (no answer)", kind `network`: the gateway was answering; n8n (the chat
-	// client) stopped taking the answer. streamFailure hands every error that is neither a
-	// GatewayError nor a StreamFault to the transport's readFailure, which can only say network.
-	it.failing('refused at a later chunk: the words do not blame the connection nor say no answer came', async () => {
+	// Review r7: refused at a later chunk, the failure read "the connection to 127.0.0.1:… failed
+	// (no answer)", kind `network`: the gateway was answering; n8n stopped taking the answer.
+	it('refused at a later chunk: the words do not blame the connection nor say no answer came', async () => {
 		const server = await stallingStream([EVENT('Hel'), EVENT('lo')], false);
 		try {
 			const ctx = contextFor(server.baseUrl, 'n8n2', (type) => type === 'item');
@@ -143,6 +144,8 @@ describe('review r7: the failure when n8n stops taking a streamed answer', () =>
 			expect(failure).toBeInstanceOf(GatewayError);
 			expect(failure.kind).not.toBe('network');
 			expect(failure.fullMessage).not.toMatch(/connection to .* failed|no answer/);
+			expect(failure.headline).toBe('Chat failed: n8n could not pass the answer on (the chat client has gone)');
+			expect(failure.mayHaveActed).toBe(true);
 		} finally {
 			await server.close();
 		}
