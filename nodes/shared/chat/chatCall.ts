@@ -6,7 +6,7 @@
 import type { ChunkType, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../files/binary';
-import { GatewayError, errorFromParsed, missingResultError } from '../failures/errors';
+import { GatewayError, errorFromParsed, failedHeadline, missingResultError } from '../failures/errors';
 import { gatewayQuote, quoteStart, readErrorFields } from '../failures/errorBody';
 import { liveOrderOf } from './liveOrder';
 import { readServerSentEvents } from '../wire/sse';
@@ -280,7 +280,7 @@ export function streamFailure(
 	if (error instanceof LiveTextRefused) {
 		return new GatewayError({
 			kind: 'live_text',
-			headline: `${what} failed: n8n could not pass the answer on (${quoteStart(error.said, 200)})`,
+			headline: `${failedHeadline(what, 'live_text')} (${quoteStart(error.said, 200)})`,
 			hint: 'The chat or the webhook caller may have gone while the gateway was answering, so the gateway may have billed the answer. Run again if it is still wanted.',
 			mayHaveActed: true,
 			itemIndex: options.itemIndex,

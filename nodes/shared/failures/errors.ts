@@ -174,6 +174,11 @@ const HEADLINES: Record<GatewayErrorKind, string> = {
 	live_text: 'n8n could not pass the answer on',
 };
 
+/** "<what> failed: <what this kind of failure is>", the headline every failure of that kind starts with. */
+export function failedHeadline(what: string, kind: GatewayErrorKind): string {
+	return `${what} failed: ${HEADLINES[kind]}`;
+}
+
 /** A page or text where the gateway's JSON should be: the address leads elsewhere. */
 export const NOT_THE_GATEWAY_HINT = 'Check the Base URL of the credential: it must be the gateway itself, not a web page in front of it.';
 
@@ -298,7 +303,7 @@ export function errorFromParsed(what: string, status: number | undefined, parsed
 	const mayHaveActed = !refusal && (request ? request.attempt.mayHaveActed(request.sentBody, status) : (extra.mayHaveActed ?? false));
 	const advice = kind === 'server' ? serverHint(status, parsed) : kind === 'too_large' ? tooLargeHint(largest) : HINTS[kind];
 	const upload = request && !refusal ? uploadWords(request.attempt.upload, true) : undefined;
-	const headline = `${what} failed: ${HEADLINES[kind]}`;
+	const headline = failedHeadline(what, kind);
 	return new GatewayError({
 		kind,
 		headline: parsed.html ? `${headline}: it answered with ${parsed.message}` : headline,

@@ -5,7 +5,7 @@
  */
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-import { GatewayError, rootCause } from '../failures/errors';
+import { GatewayError, failedHeadline, rootCause } from '../failures/errors';
 import { gatewayQuote, quoteStart } from '../failures/errorBody';
 import type { GatewayErrorInit } from '../failures/errors';
 import { callExtra } from '../wire/transport';
@@ -366,7 +366,7 @@ function storageError(error: unknown, spec: DownloadSpec, extra: Partial<Gateway
 	const keepLink = `or turn the ${spec.downloadOption} option off and keep the link`;
 	return new GatewayError({
 		kind: 'storage',
-		headline: `${spec.what} failed: n8n could not store the file (${quoteStart(said, 200)})`,
+		headline: `${failedHeadline(spec.what, 'storage')} (${quoteStart(said, 200)})`,
 		hint: sizeLimit
 			? `This is n8n's own limit for binary data, not the gateway's: in n8n's 'database' binary data mode (queue mode's default) a file is held in memory and capped at 512 MB. Set N8N_DEFAULT_BINARY_DATA_MODE=filesystem (or s3) in n8n's environment, ${keepLink}.`
 			: `n8n's binary data storage refused the file (check its disk space and N8N_DEFAULT_BINARY_DATA_MODE), ${keepLink}.`,
