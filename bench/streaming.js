@@ -176,31 +176,23 @@ async function measureStreaming({ runtime, out, repeats, log }) {
 			return { clientMs: client.ms, gatewayMs, ratio: client.ms / gatewayMs, addedMs: client.ms - gatewayMs, inboundMs, outboundMs, lines: client.types.length, problem };
 		};
 
-		// Activation registers the production webhooks a moment later; the first runs (not measured)
-		// also let n8n load our nodes' code.
-		for (const node of Object.keys(FORMATS)) {
+		// Activation registers the production webhooks a moment later: each is asked until it answers
+		// (404 till then), then once more; these runs (not measured) also let n8n load the nodes' code.
+		const warmUp = async (name, once) => {
 			for (let attempt = 0; ; attempt++) {
-				const warm = await run(node);
+				const warm = await once();
 				if (!/HTTP 404/.test(warm.problem ?? '')) {
-					if (warm.problem) throw new Error(`streaming warm-up (${node}): ${warm.problem}`);
+					if (warm.problem) throw new Error(`streaming warm-up (${name}): ${warm.problem}`);
 					break;
 				}
-				gateway.reset();
-				if (attempt > 60) throw new Error(`the ${node} webhook was never registered`);
+				gateway.reset(); // the slow answer queued for a request that never came
+				if (attempt > 60) throw new Error(`the ${name} webhook was never registered`);
 				await new Promise((resolve) => setTimeout(resolve, 500));
 			}
-			await run(node);
-		}
-		for (let attempt = 0; ; attempt++) {
-			const warm = await baseline();
-			if (!/HTTP 404/.test(warm.problem ?? '')) {
-				if (warm.problem) throw new Error(`streaming warm-up (baseline): ${warm.problem}`);
-				break;
-			}
-			if (attempt > 60) throw new Error('the baseline webhook was never registered');
-			await new Promise((resolve) => setTimeout(resolve, 500));
-		}
-		await baseline();
+			await once();
+		};
+		for (const node of Object.keys(FORMATS)) await warmUp(node, () => run(node));
+		await warmUp('baseline', baseline);
 		const runs = { chat: [], messages: [] };
 		const baselineRuns = [];
 		for (let r = 0; r < repeats; r++) {
