@@ -8,7 +8,8 @@
  * Its promises, in the order they win:
  * 1. No check goes out after its task's wait ends (Max Wait, and a moment for the answer): a
  *    check whose turn would come later is refused at once, and tried again a moment later, still
- *    due when it was (so ranked as one that fell behind), not put off to the next interval.
+ *    due when it was (so ranked as one that fell behind), not put off to the next interval; the
+ *    last check too, while that moment comes before the wait's end (a refused turn is no check).
  * 2. The check at Max Wait is never skipped: the last checks (in their task's last second) go
  *    before any other, those of tasks not seen by a check sent in their last Poll Interval first,
  *    then the nearest Max Wait first.

@@ -267,17 +267,20 @@ export class TaskPoller {
 	}
 
 	/**
-	 * No turn before the wait's end: the last check ends the wait (not seen done, and why); any
-	 * other goes again a moment later (planned again at once, it would be refused again at once,
-	 * for ever, without time moving on).
+	 * No turn before the wait's end: a refused turn is no check, so the check asks again a moment
+	 * later (planned again at once, it would be refused again at once, for ever, without time
+	 * moving on) while that comes before the wait's end; only then does the wait end (not seen
+	 * done, and why), or sooner when the gateway's failures end it.
 	 */
 	private refused(task: Watched, refusal: unknown): void {
 		const { clock } = this.options;
 		const now = clock.now();
 		const error = noTurnError(task.state.record.task_id, refusal);
+		const again = afterNoTurn(now);
 		const decision = decideAfterPoll(task.state, { error, passing: true }, now, now);
-		if ('outcome' in decision) return task.settle(decision.outcome);
-		task.state = { ...decision.state, lastSentAt: task.state.lastSentAt, ...afterNoTurn(now) };
+		const askAgain = (again.notBefore ?? now) < waitEndOf(task.state);
+		if ('outcome' in decision && !(askAgain && decision.outcome.kind === 'timeout')) return task.settle(decision.outcome);
+		task.state = { ...('state' in decision ? decision.state : task.state), lastSentAt: task.state.lastSentAt, ...again };
 		// task.dueAt stays: still the check it was, due when it was, it asks again a moment later and ranks as behind (promise 1).
 	}
 }
