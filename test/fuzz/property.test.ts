@@ -78,11 +78,13 @@ async function check(scenario: Scenario): Promise<Violation[]> {
 /** Asserts every promise over `runs` runs of `arbitrary` (or, surveying, records what breaks). */
 async function keepsEveryPromise(name: string, arbitrary: fc.Arbitrary<Scenario>, runs: number, known: string | undefined): Promise<void> {
 	const started = Date.now();
+	let ran = 0;
 	try {
 		if (SURVEY) {
 			// Every violation, no shrinking: what still breaks, with the scenario that broke it.
 			await fc.assert(
 				fc.asyncProperty(arbitrary, async (scenario) => {
+					ran++;
 					const violations = await check(scenario);
 					if (violations.length) survey.push({ node: scenario.node, violations, scenario });
 				}),
@@ -92,6 +94,7 @@ async function keepsEveryPromise(name: string, arbitrary: fc.Arbitrary<Scenario>
 		}
 		await fc.assert(
 			fc.asyncProperty(arbitrary, async (scenario) => {
+				ran++;
 				const violations = await check(scenario);
 				if (violations.length) throw new Error(violations.map((v) => `[${v.invariant}] ${v.detail}`).join('\n'));
 			}),
@@ -105,6 +108,8 @@ async function keepsEveryPromise(name: string, arbitrary: fc.Arbitrary<Scenario>
 				endOnFailure: Boolean(known) && !STRICT,
 			},
 		);
+		// fast-check ends an interrupted property as a pass: a claim of `runs` runs must mean that many.
+		if (ran < runs) throw new Error(`${name}: only ${ran} of ${runs} runs within the time budget of ${Math.round(NODE_BUDGET_MS / 1000)} s (a slow or busy machine): ask fewer runs (FUZZ_RUNS) or more time (FUZZ_SHRINK_MS)`);
 	} finally {
 		timings[name] = Date.now() - started;
 	}
