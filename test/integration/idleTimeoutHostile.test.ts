@@ -97,15 +97,13 @@ describe('Gateway Chat Model', () => {
 });
 
 /**
- * Known defect, not fixed (the review's report): a body in one piece (no file, or files n8n keeps in
- * the item, its default mode) is taken as sent the moment it is handed to n8n's request helper
- * (sendOnce), so a slow upload counts as the gateway's silence. A gateway reading a 16 MB body at
- * about 2.5 MB/s fails with "sent nothing for 2 s after the request was sent" while it is still
- * receiving. A streamed body (files outside the item) starts the watch at its end, as it should.
- * Marked failing: it turns red once the one-piece path knows when its body went out.
+ * A body in one piece (files n8n keeps in the item, its default mode) goes out at the gateway's
+ * reading pace, and n8n's request helper does not say when its last byte went: its silence counts
+ * from the answer's head. A gateway reading a 16 MB body at about 2.5 MB/s is still receiving, not
+ * silent (the review's report: it failed with "sent nothing for 2 s after the request was sent").
  */
 describe('Gateway Chat: a slow upload of a file kept in the item', () => {
-	it.failing('is not the gateway\'s silence', async () => {
+	it('is not the gateway\'s silence', async () => {
 		const chunk = (text: string, finish: string | null) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: text ? { content: text } : {}, finish_reason: finish }] })}\n\n`;
 		const server = http.createServer((req, res) => {
 			// Reads about 256 KB every 100 ms, then answers.

@@ -42,8 +42,8 @@ export interface IdleLimit {
 /**
  * One attempt's time limit, its idle limit (a streamed answer's) and the execution's cancel signal
  * as one signal; `timedOut`, `idled` and `cancelled` say which ended it. The idle watch runs from
- * the request sent whole to the answer's last byte: the request sent, each answer's head and each
- * chunk its reader reads (OpenAnswer.alive) are signs of life. Whichever limit ends the attempt
+ * the request sent whole (as far as this side can know it) to the answer's last byte: the request
+ * sent, each answer's head and each chunk its reader reads (OpenAnswer.alive) are signs of life. Whichever limit ends the attempt
  * first is the one reported: the others stop.
  */
 export class AttemptSignal {
@@ -183,8 +183,10 @@ export async function sendOnce(http: HttpRequest, attemptOptions: IHttpRequestOp
 	const options = { ...attemptOptions, abortSignal: AbortSignal.any([attempt.signal, answerClosed.signal]) };
 	const encoded = body !== undefined && options.method !== 'GET' ? encodeBody(body) : undefined;
 	if (!(encoded instanceof StreamedBody)) {
-		// A body in one piece is sent at once: the silence is the gateway's from here.
-		attempt.alive();
+		// Text (a body without files) goes out at once: the silence is the gateway's from here. Files in
+		// one piece go out at the gateway's reading pace, and n8n's helper does not say when the last
+		// byte went: their silence counts from the answer's head.
+		if (!Buffer.isBuffer(encoded)) attempt.alive();
 		const response = (await http(encoded === undefined ? options : { ...options, body: encoded })) as RawResponse;
 		attempt.alive();
 		attempt.bind(response.body, closeConnection);
