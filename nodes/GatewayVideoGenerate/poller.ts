@@ -267,21 +267,21 @@ export class TaskPoller {
 	}
 
 	/**
-	 * No turn before the wait's end: a refused turn is no check, so the check asks again a moment
-	 * later (planned again at once, it would be refused again at once, for ever, without time
-	 * moving on) while that comes before the wait's end; only then does the wait end (not seen
-	 * done, and why), or sooner when the gateway's failures end it.
+	 * No turn before the wait's end. A refused turn is no check: the gateway told nothing and failed
+	 * nothing, so the task's record and its run of failures stay as they were. The check asks again a
+	 * moment later (planned again at once, it would be refused again at once, for ever, without time
+	 * moving on) while that comes before the wait's end; then the wait ends, not seen done, saying why.
 	 */
 	private refused(task: Watched, refusal: unknown): void {
-		const { clock } = this.options;
-		const now = clock.now();
-		const error = noTurnError(task.state.record.task_id, refusal);
+		const now = this.options.clock.now();
 		const again = afterNoTurn(now);
-		const decision = decideAfterPoll(task.state, { error, passing: true }, now, now);
-		const askAgain = (again.notBefore ?? now) < waitEndOf(task.state);
-		if ('outcome' in decision && !(askAgain && decision.outcome.kind === 'timeout')) return task.settle(decision.outcome);
-		task.state = { ...('state' in decision ? decision.state : task.state), lastSentAt: task.state.lastSentAt, ...again };
-		// task.dueAt stays: still the check it was, due when it was, it asks again a moment later and ranks as behind (promise 1).
+		if ((again.notBefore ?? now) < waitEndOf(task.state)) {
+			// task.dueAt stays: still the check it was, due when it was, it ranks as behind (promise 1).
+			task.state = { ...task.state, ...again };
+			return;
+		}
+		const lastCheckError = noTurnError(task.state.record.task_id, refusal);
+		task.settle({ kind: 'timeout', record: task.state.record, waitedMs: Math.max(0, now - task.state.submittedAt), lastCheckError });
 	}
 }
 

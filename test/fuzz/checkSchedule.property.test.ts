@@ -2,7 +2,8 @@
  * The specification of the status-check schedule (checkSchedule.ts) as a property: the wait loop
  * wired as generate.ts wires it (lanesOf's check queue: its slots and its budget), on a virtual
  * clock, under random loads: 1 to 1,000 tasks submitted over a while, done at random times or
- * never, budgets, Poll Intervals, Max Waits, status latencies, and checks refused with a 429 (with
+ * never, budgets, Poll Intervals, Max Waits (some past the two minutes a run of failed checks may
+ * last), status latencies (some answers stalled to a check's own limit), and checks refused with a 429 (with
  * or without Retry-After), each by chance or every second one whatever its task. On every run:
  * - budget: no two checks go out closer than the budget's gap;
  * - onTime: when the budget covers every check the schedule owes (budgetCovers: every task once per
@@ -13,11 +14,13 @@
  *   answers come together may meet at the same turn);
  * - fairShare: otherwise no task waits longer than its interval, its previous check's latency and
  *   any Retry-After, plus a turn for every task watched (and one more for each one's check at
- *   Max Wait);
+ *   Max Wait), turns at the pace the budget and the lane's slots keep;
  * - lastLook: every task still running at Max Wait gets a check in its last second, unless every
  *   turn of that moment (before its wait's end) went to other tasks' checks at Max Wait;
  * - deadline: no check goes out after its task's wait ended, or after its wait was settled, and
- *   every wait ends;
+ *   every wait ends, by its wait end (Max Wait and a moment for the answer);
+ * - unreachable: a gateway that refuses no check ends no wait as unreachable (a turn the budget
+ *   did not give is no failed check);
  * - noTurn: a check the queue refused a turn (its wait not over) asks for one again a moment
  *   later (NO_TURN_PAUSE_MS), not an interval later.
  * CI runs CHECK_SCHEDULE_RUNS (default 20, seed 2701: well under a minute); more: CHECK_SCHEDULE_RUNS=5000 CHECK_SCHEDULE_SEED=…
@@ -26,6 +29,7 @@ import fc from 'fast-check';
 
 import { BEHIND_MS, DEADLINE_GRACE_MS, NO_TURN_PAUSE_MS, RETRY_JITTER, budgetIsShort } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import { lanesOf } from '../../nodes/GatewayVideoGenerate/generate';
+import { STATUS_DEADLINE_MS } from '../../nodes/GatewayVideoGenerate/taskApi';
 import { TaskPoller } from '../../nodes/GatewayVideoGenerate/poller';
 import { waitEndOf } from '../../nodes/GatewayVideoGenerate/checkSchedule';
 import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/poller';
@@ -62,9 +66,11 @@ const loadArb: fc.Arbitrary<Load> = fc.record({
 	tasks: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 1, max: 40 }) }, { weight: 3, arbitrary: fc.integer({ min: 41, max: 250 }) }, { weight: 1, arbitrary: fc.integer({ min: 251, max: 1000 }) }),
 	submitSpreadMs: fc.integer({ min: 0, max: 20_000 }),
 	intervalMs: fc.integer({ min: 1000, max: 10_000 }),
-	maxWaitIntervals: fc.integer({ min: 1, max: 8 }),
+	// Up to 40 intervals: Max Waits past the two minutes a run of failed checks may last.
+	maxWaitIntervals: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 9, max: 40 }) }),
 	checksPerSecond: fc.oneof(fc.integer({ min: 1, max: 30 }), fc.constantFrom(0.5, 2.5)),
-	maxLatencyMs: fc.integer({ min: 0, max: 3000 }),
+	// Or answers that stall up to a status check's own limit, holding the lane's slots.
+	maxLatencyMs: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3000 }) }, { weight: 1, arbitrary: fc.constant(STATUS_DEADLINE_MS) }),
 	refusedShare: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.double({ min: 0, max: 0.6, noNaN: true }) }),
 	retryAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5000 })),
 	refusal: fc.constantFrom<'chance' | 'alternate'>('chance', 'chance', 'alternate'),
@@ -90,6 +96,8 @@ interface Send {
 	task: Task;
 	at: number;
 	latencyMs: number;
+	/** When its answer came (or its wait ended): it held a slot of the lane until then. */
+	heldUntil: number;
 	/** Retry-After of its 429, or undefined when it was answered. */
 	refusedFor?: number;
 	watched: number;
@@ -132,7 +140,7 @@ async function runLoad(load: Load) {
 			const refusedByTurn = byTurn && sends.length % 2 === 1;
 			const retryAfterMs = byTurn && sends.length % 4 === 3 ? 3 * load.retryAfterMs : load.retryAfterMs;
 			const latencyMs = refusedByTurn ? 0 : Math.floor(random() * load.maxLatencyMs);
-			const send: Send = { task, at: clock.now(), latencyMs, watched };
+			const send: Send = { task, at: clock.now(), latencyMs, heldUntil: clock.now() + Math.min(latencyMs, remainingMs), watched };
 			sends.push(send);
 			await clock.sleep(Math.min(latencyMs, remainingMs));
 			if (byTurn ? refusedByTurn : random() < load.refusedShare) {
@@ -189,6 +197,21 @@ function budgetCovers(load: Load, tasks: readonly Task[], spacingMs: number, slo
 
 type Run = Awaited<ReturnType<typeof runLoad>>;
 
+/** Whether the checks on their way held every slot of the lane at some moment from `from` to `end`. */
+function slotsFullWithin(sends: readonly Send[], from: number, end: number, slots: number): boolean {
+	const changes = sends
+		.filter((send) => send.at < end && send.heldUntil > from)
+		.flatMap((send) => [
+			{ at: Math.max(send.at, from), by: 1 },
+			{ at: send.heldUntil, by: -1 },
+		])
+		// A slot given back before one is taken at the same moment.
+		.sort((a, b) => a.at - b.at || a.by - b.by);
+	let held = 0;
+	for (const change of changes) if ((held += change.by) >= slots) return true;
+	return false;
+}
+
 /** Every broken promise of one run, in words (empty: all kept). */
 function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): string[] {
 	const found: string[] = [];
@@ -200,7 +223,10 @@ function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): 
 		if (send.at > waitEndOf(send.task)) found.push(`deadline: ${send.task.id} checked at ${send.at}, after its wait ended (${waitEndOf(send.task)})`);
 		if (send.task.settledAt !== undefined && send.at > send.task.settledAt) found.push(`deadline: ${send.task.id} checked at ${send.at}, after its wait was settled`);
 	}
-	const covered = budgetCovers(load, tasks, spacingMs, slots) && load.refusedShare === 0 && load.refusal !== 'alternate';
+	const refusing = load.refusedShare > 0 || load.refusal === 'alternate';
+	// Turns come at the budget's pace, or the slots' when answers hold them longer (as budgetCovers counts).
+	const turnGapMs = Math.max(spacingMs, load.maxLatencyMs / slots);
+	const covered = budgetCovers(load, tasks, spacingMs, slots) && !refusing;
 	for (const task of tasks) {
 		const own = sends.filter((send) => send.task === task);
 		// From its submit: the first check is due one interval after it.
@@ -209,7 +235,7 @@ function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): 
 			const gap = send.at - previous.at;
 			const retryAfter = previous.refusedFor ? previous.refusedFor * (1 + RETRY_JITTER) + previous.latencyMs : 0;
 			if (covered && gap > load.intervalMs + previous.latencyMs + BEHIND_MS) found.push(`onTime: ${task.id} waited ${gap} ms between checks (interval ${load.intervalMs}, latency ${previous.latencyMs})`);
-			const share = load.intervalMs + previous.latencyMs + retryAfter + BEHIND_MS + (2 * load.tasks + 1) * spacingMs;
+			const share = load.intervalMs + previous.latencyMs + retryAfter + BEHIND_MS + (2 * load.tasks + 1) * turnGapMs;
 			if (gap > share + margin) found.push(`fairShare: ${task.id} waited ${gap} ms between checks at ${previous.at} and ${send.at}, more than its share ${Math.round(share)} ms`);
 			previous = send;
 		}
@@ -221,10 +247,13 @@ function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): 
 			// A turn at the wait's end itself is no use to it (promise 1: a turn must come before the wait end).
 			const inWindow = sends.filter((send) => send.at >= from && send.at < end);
 			const routine = inWindow.filter((send) => send.at < send.task.deadline - DEADLINE_GRACE_MS).length;
-			const free = Math.floor((end - from) / spacingMs) - inWindow.length;
+			// Turns are free only where a slot is: none counted when every slot was held at some moment of it.
+			const free = slotsFullWithin(sends, from, end, slots) ? 0 : Math.floor((end - from) / spacingMs) - inWindow.length;
 			if (routine > 0 || free > 0) found.push(`lastLook: ${task.id} (Max Wait at ${task.deadline}) had no check in its last second, while ${routine} routine checks went and ${free} turns were free`);
 		}
 		if (task.outcome === undefined) found.push(`deadline: ${task.id}'s wait never ended`);
+		else if ((task.settledAt ?? 0) > waitEndOf(task) + margin) found.push(`deadline: ${task.id}'s wait ended at ${task.settledAt}, after its wait end ${waitEndOf(task)}`);
+		if (task.outcome?.kind === 'unreachable' && !refusing) found.push(`unreachable: ${task.id} ended unreachable, though the gateway failed no check: ${task.outcome.error?.message}`);
 		const ownAsks = asks.filter((ask) => ask.task === task);
 		for (const [i, ask] of ownAsks.entries()) {
 			const again = ownAsks[i + 1]?.at ?? task.settledAt ?? Number.POSITIVE_INFINITY;
@@ -282,6 +311,11 @@ describe('the status-check schedule: counterexamples', () => {
 
 	it('692 tasks submitted within 2.2 s, Poll Interval 1 s, Max Wait 3 s, 17 checks/s: a check refused a turn in its task\'s last second ended the wait at once, before Max Wait, though tasks ahead of it were later refused and a turn before its wait end went free (lastLook; fix: a refused turn is no check, it asks again while that comes before the wait end)', async () => {
 		const load: Load = { tasks: 692, submitSpreadMs: 2219, intervalMs: 1008, maxWaitIntervals: 3, checksPerSecond: 17, maxLatencyMs: 9, refusedShare: 0, retryAfterMs: 0, neverDoneShare: 1e-184, seed: 1_885_269_475 };
+		expect(violations(load, await runLoad(load))).toEqual([]);
+	}, 60_000);
+
+	it('63 tasks at 0.5 checks/s, Max Wait 24 intervals, a gateway that refuses nothing: turns the budget did not give counted as failed checks, so tasks ended "unreachable" ("it found no turn") long before Max Wait (fix: a refused turn is no check)', async () => {
+		const load: Load = { tasks: 63, submitSpreadMs: 3110, intervalMs: 7566, maxWaitIntervals: 24, checksPerSecond: 0.5, maxLatencyMs: 10, refusedShare: 0, retryAfterMs: 4992, refusal: 'chance', neverDoneShare: 1, seed: 350_764_738 };
 		expect(violations(load, await runLoad(load))).toEqual([]);
 	}, 60_000);
 

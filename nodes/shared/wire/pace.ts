@@ -62,7 +62,8 @@ interface Waiting<T extends Turn> {
  * Turns given out one at a time by one pump: the best rank first (equal ranks in the order they
  * came), within the slots, one spacing apart, after the hold. Every waiter's turn is reckoned anew
  * whenever something changes (a waiter comes or leaves, a slot frees, a sleep ends), with the
- * spacing and the hold as they are then: one whose turn would come too late is refused at once.
+ * spacing and the hold as they are then: one whose turn would come too late is refused at once,
+ * and at the latest when it becomes so, every slot held or not.
  */
 export class TurnQueue<T extends Turn = Turn> {
 	/** The most turns held at once (for tests and the benchmark). */
@@ -146,7 +147,7 @@ export class TurnQueue<T extends Turn = Turn> {
 				const now = this.clock.now();
 				const heldUntil = this.gates.heldUntil?.() ?? now;
 				const nextTurnAt = Math.max(this.lastTurnAt + this.spacingMs, heldUntil, now);
-				this.refuseLate(now, nextTurnAt, heldUntil);
+				const lateAt = this.refuseLate(now, nextTurnAt, heldUntil);
 				if (this.waiting.length === 0) break;
 				const slotFree = this.held < this.slots;
 				if (slotFree && nextTurnAt <= now) {
@@ -157,10 +158,11 @@ export class TurnQueue<T extends Turn = Turn> {
 					next.settle();
 					continue;
 				}
-				// Until the spacing or the hold is over, or (every slot held) until a slot frees.
+				// Until the spacing or the hold is over, or (every slot held) until a slot frees or a
+				// waiter's turn can no longer come before its deadline (it is refused then, not later).
 				const sleep = (this.pumpSleep = new AbortController());
 				try {
-					if (slotFree) await this.clock.sleep(nextTurnAt - now, sleep.signal);
+					if (slotFree || Number.isFinite(lateAt)) await this.clock.sleep((slotFree ? nextTurnAt : lateAt) - now, sleep.signal);
 					else await new Promise((resolve) => sleep.signal.addEventListener('abort', resolve, { once: true }));
 				} catch {
 					// a slot freed, a waiter came or left
@@ -171,8 +173,12 @@ export class TurnQueue<T extends Turn = Turn> {
 		}
 	}
 
-	/** Orders the waiters by rank, and refuses each whose turn, if those ahead take theirs, comes too late. */
-	private refuseLate(now: number, nextTurnAt: number, heldUntil: number): void {
+	/**
+	 * Orders the waiters by rank, and refuses each whose turn, if those ahead take theirs, comes too
+	 * late; returns when the next of those kept will be too late, if no turn comes first.
+	 */
+	private refuseLate(now: number, nextTurnAt: number, heldUntil: number): number {
+		let lateAt = Number.POSITIVE_INFINITY;
 		const ranked = this.waiting.map((waiting) => ({ waiting, rank: waiting.turn.rank?.() ?? [0, 0] }));
 		ranked.sort((a, b) => compareRanks(a.rank, b.rank) || a.waiting.arrival - b.waiting.arrival);
 		this.waiting.splice(0, this.waiting.length, ...ranked.map(({ waiting }) => waiting));
@@ -185,8 +191,14 @@ export class TurnQueue<T extends Turn = Turn> {
 				// The hold's when the hold alone ends too late, whatever is ahead in line: it names the hold the gateway asked for.
 				const refusal = heldUntil > now && heldUntil >= notAfter ? new PastDeadline('hold', heldUntil - now, notAfter - now) : new PastDeadline('turn', turnAt - now, notAfter - now);
 				waiting.settle(refusal);
-			} else position++;
+				continue;
+			}
+			// Kept: it is too late once the next turn comes after the last one that serves it.
+			const lastServingAt = (notAfter ?? Number.POSITIVE_INFINITY) - this.spacingMs * position;
+			if (lastServingAt > now) lateAt = Math.min(lateAt, lastServingAt);
+			position++;
 		}
+		return lateAt;
 	}
 }
 
