@@ -1,21 +1,22 @@
 /**
  * Hostile review, round four, session eight: Idle Timeout and a request body whose upload is slow
  * (attempt.ts sendOnce no longer arms the watch before a one-piece Buffer body). Real HTTP to a
- * loopback server that reads the request at about 2.5 MB/s. Each `it.failing` is red on the code
- * it was written against: the upload still counts as the gateway's silence.
+ * loopback server that reads the request at about 2.5 MB/s. Each was red on the code it was
+ * written against: the upload counted as the gateway's silence.
  */
+import * as fs from 'fs';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
 import type { ChatModel, Message, StreamChunk } from '@n8n/ai-node-sdk';
-import type { ISupplyDataFunctions } from 'n8n-workflow';
+import type { IBinaryData, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { complete } from '../../nodes/GatewayChat/complete';
 import { supplyGatewayChatModel } from '../../nodes/GatewayChatModel/supply';
 import { BUSY_MARGIN_MS } from '../helpers/busy';
 import { standInSdk } from '../helpers/chatModelSdk';
 import { createExecuteContext } from '../helpers/executeContext';
-import { binaryItem, pngHeader, withBinaryHelpers } from '../helpers/files';
+import { binaryItem, frameOnDisk, pngHeader, withBinaryHelpers } from '../helpers/files';
 
 const KEY = 'sk-integration-review-r8-0123456789abcdef';
 const MODEL = { __rl: true, mode: 'id', value: 'chat-sonnet-5' };
@@ -74,7 +75,7 @@ describe('Gateway Chat Model: a slow upload of an image the agent passes in', ()
 	// is a string, which sendOnce still treats as text "sent at once": the idle watch runs from the
 	// send, and a 12 MB image read at 2.5 MB/s (about 6.5 s) fails at Idle Timeout 2 s with "sent
 	// nothing for 2 s after the request was sent", while the gateway is still receiving.
-	it.failing('is not the gateway\'s silence', async () => {
+	it('is not the gateway\'s silence', async () => {
 		await withServer(slowThenAnswer, async (baseUrl) => {
 			const { ctx } = createExecuteContext({ parameters: { model: MODEL, options: { idleTimeoutSeconds: 2 } }, credentials: { apiKey: KEY, baseUrl }, nodeName: 'Gateway Chat Model' });
 			const model = (await supplyGatewayChatModel(ctx as unknown as ISupplyDataFunctions, 0, async () => standInSdk)).response as ChatModel;
@@ -87,22 +88,53 @@ describe('Gateway Chat Model: a slow upload of an image the agent passes in', ()
 	});
 });
 
+const PHOTO_ON_DISK = frameOnDisk(12 * 1024 * 1024);
+
+/** Gateway Chat, streamed, with a 12 MB image n8n keeps outside the item (filesystem mode): a streamed body. */
+async function chatWithPhotoOnDisk(baseUrl: string, options: Record<string, number>) {
+	const binary: IBinaryData = { id: `filesystem-v2:${PHOTO_ON_DISK}`, data: 'filesystem-v2', mimeType: 'image/png', fileName: 'photo.png', fileSize: '12 MB' };
+	const { ctx } = createExecuteContext({
+		parameters: { model: MODEL, messages: { values: [{ role: 'user', content: 'hi' }] }, maxTokens: 100, stream: true, options: { ...options, binaryAttachments: 'photo' } },
+		credentials: { apiKey: KEY, baseUrl },
+		items: [{ json: {}, binary: { photo: binary } }],
+	});
+	Object.assign(ctx.helpers, {
+		assertBinaryData: () => binary,
+		getBinaryMetadata: async () => ({ fileSize: fs.statSync(PHOTO_ON_DISK).size, mimeType: 'image/png' }),
+		getBinaryStream: async (_id: string, chunkSize?: number) => fs.createReadStream(PHOTO_ON_DISK, { highWaterMark: chunkSize }),
+		getBinaryDataBuffer: async () => {
+			throw new Error('the file was read whole');
+		},
+	});
+	return await complete.call(ctx);
+}
+
+/** A same-origin 307 for the first path (its body not read), then the slow read and the answer. */
+const redirectThenSlow: Route = (req, res) => {
+	if (req.url === '/v1/chat/completions') {
+		req.resume();
+		res.writeHead(307, { location: '/v2/chat/completions' });
+		res.end();
+		return;
+	}
+	slowThenAnswer(req, res);
+};
+
 describe('Gateway Chat: a slow upload of a file kept in the item, after a redirect', () => {
-	// A same-origin 307 keeps the body (followRedirects): the second hop sends the same Buffer body
-	// within the same attempt, whose idle watch the 307's head already armed (sendOnce: alive() at
-	// every answer's head). The second hop's slow upload is then counted as silence.
-	it.failing('is not the gateway\'s silence either', async () => {
-		const route: Route = (req, res) => {
-			if (req.url === '/v1/chat/completions') {
-				req.resume();
-				res.writeHead(307, { location: '/v2/chat/completions' });
-				res.end();
-				return;
-			}
-			slowThenAnswer(req, res);
-		};
-		await withServer(route, async (baseUrl) => {
+	// A same-origin 307 keeps the body (followRedirects): the second hop sends the same body within
+	// the same attempt, whose idle watch the 307's head had armed (sendOnce: alive() at every
+	// answer's head), so the second hop's slow upload counted as silence. Each hop's upload now
+	// pauses the watch until that hop's answer's head.
+	it('is not the gateway\'s silence either', async () => {
+		await withServer(redirectThenSlow, async (baseUrl) => {
 			const [output] = await chatWithPhoto(baseUrl, { idleTimeoutSeconds: 2 });
+			expect(output[0].json.text).toBe('ok');
+		});
+	});
+
+	it('nor is a streamed file\'s (kept outside the item), each hop watched from its own answer\'s head', async () => {
+		await withServer(redirectThenSlow, async (baseUrl) => {
+			const [output] = await chatWithPhotoOnDisk(baseUrl, { idleTimeoutSeconds: 2 });
 			expect(output[0].json.text).toBe('ok');
 		});
 	});

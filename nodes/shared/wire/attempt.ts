@@ -10,7 +10,7 @@ import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 import { GatewayError } from '../failures/errors';
 import type { GatewayErrorInit, Upload } from '../failures/errors';
 import { isSameOrigin } from '../credential/url';
-import { encodeJsonBody } from './jsonBody';
+import { encodeJsonBody, holdsFile } from './jsonBody';
 import { MultipartForm } from './multipart';
 import { StreamedBody, stalledFileOf } from './streamedBody';
 import type { NodeReadable, OpenedBody } from './streamedBody';
@@ -42,8 +42,9 @@ export interface IdleLimit {
 /**
  * One attempt's time limit, its idle limit (a streamed answer's) and the execution's cancel signal
  * as one signal; `timedOut`, `idled` and `cancelled` say which ended it. The idle watch runs from
- * the request sent whole (as far as this side can know it) to the answer's last byte: the request
- * sent, each answer's head and each chunk its reader reads (OpenAnswer.alive) are signs of life. Whichever limit ends the attempt
+ * the request sent (one with files: from its answer's head, see sendOnce) to the answer's last
+ * byte: the request sent, each answer's head and each chunk its reader reads (OpenAnswer.alive) are
+ * signs of life. Whichever limit ends the attempt
  * first is the one reported: the others stop.
  */
 export class AttemptSignal {
@@ -108,6 +109,11 @@ export class AttemptSignal {
 		this.idleWatch?.alive();
 	}
 
+	/** A request's files on their way (each hop's): no silence until its next sign of life. */
+	uploading(): void {
+		this.idleWatch?.pause();
+	}
+
 	/** The answer is read, or gone: its silence no longer matters. */
 	answerDone(): void {
 		this.idleWatch?.stop();
@@ -160,6 +166,12 @@ function encodeBody(body: RequestBody): string | Buffer | StreamedBody {
 	return body instanceof MultipartForm ? body.encode() : encodeJsonBody(body);
 }
 
+/** Whether a body carries files (attached, or as `data:` URLs in its text). */
+function carriesFiles(body: RequestBody): boolean {
+	if (typeof body === 'string') return false;
+	return body instanceof MultipartForm ? body.holdsFiles : holdsFile(body);
+}
+
 /** The Content-Type of a body. */
 export function bodyType(body: RequestBody): string {
 	return body instanceof MultipartForm ? body.contentType : 'application/json';
@@ -182,11 +194,12 @@ export async function sendOnce(http: HttpRequest, attemptOptions: IHttpRequestOp
 	const closeConnection = () => answerClosed.abort();
 	const options = { ...attemptOptions, abortSignal: AbortSignal.any([attempt.signal, answerClosed.signal]) };
 	const encoded = body !== undefined && options.method !== 'GET' ? encodeBody(body) : undefined;
+	// The silence is the gateway's once the request is sent whole. Text goes out at once. Files go at
+	// the gateway's reading pace, which is no silence, and the last of them may wait megabytes deep
+	// in the system's buffers after this side has handed it over: their silence counts from the answer's head.
+	if (encoded !== undefined && carriesFiles(body as RequestBody)) attempt.uploading();
+	else attempt.alive();
 	if (!(encoded instanceof StreamedBody)) {
-		// Text (a body without files) goes out at once: the silence is the gateway's from here. Files in
-		// one piece go out at the gateway's reading pace, and n8n's helper does not say when the last
-		// byte went: their silence counts from the answer's head.
-		if (!Buffer.isBuffer(encoded)) attempt.alive();
 		const response = (await http(encoded === undefined ? options : { ...options, body: encoded })) as RawResponse;
 		attempt.alive();
 		attempt.bind(response.body, closeConnection);
@@ -203,8 +216,6 @@ export async function sendOnce(http: HttpRequest, attemptOptions: IHttpRequestOp
 		if (!attempt.cancelled) attempt.bodyFailure = attempt.timedOut ? stalledFileOf(error, attempt.limitWords) : error instanceof Error ? error : new Error(String(error));
 		throw attempt.bodyFailure ?? error;
 	}
-	// A streamed body: the silence is the gateway's once the body was sent whole.
-	opened.body.once('end', () => attempt.alive());
 	const headers = { ...(options.headers as Record<string, string>), 'Content-Length': String(encoded.size) };
 	// A Node Readable is a body n8n's request helper pipes (its types do not name streams).
 	const streamed = { ...options, headers, body: opened.body as unknown as IHttpRequestOptions['body'] };

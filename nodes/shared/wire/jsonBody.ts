@@ -107,7 +107,7 @@ function jsonBytes(value: unknown): number {
 }
 
 /** Whether a value holds a file: one the node attached (Base64Text), or a `data:` URL. */
-function holdsFile(value: unknown): boolean {
+export function holdsFile(value: unknown): boolean {
 	if (value instanceof Base64Text) return true;
 	if (typeof value === 'string') return value.startsWith('data:');
 	if (typeof value === 'object' && value !== null) return Object.values(value).some(holdsFile);

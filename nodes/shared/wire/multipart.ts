@@ -62,6 +62,10 @@ export class MultipartForm {
 		this.boundary = boundary;
 	}
 
+	get holdsFiles(): boolean {
+		return this.parts.some(isFile);
+	}
+
 	get contentType(): string {
 		return `multipart/form-data; boundary=${this.boundary}`;
 	}

@@ -86,6 +86,11 @@ export class IdleWatch {
 		if (!this.armed) this.arm(this.idleMs);
 	}
 
+	/** A request body on its way: its time is no silence, so the watch waits for the next sign of life. */
+	pause(): void {
+		this.lastLife = undefined;
+	}
+
 	stop(): void {
 		this.stopped = true;
 	}

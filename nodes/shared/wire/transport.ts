@@ -65,8 +65,8 @@ export interface GatewayCall {
 	/** The deadline's name as the user knows it, for messages: "Timeout (Seconds)". */
 	limitName?: string;
 	/**
-	 * A streamed answer's idle limit (`stream` only): silence this long, from the request sent whole
-	 * to the answer's last byte, ends the attempt. One not shorter than what is left of the deadline
+	 * A streamed answer's idle limit (`stream` only): silence this long, from the request sent (one
+	 * with files: from its answer's head) to the answer's last byte, ends the attempt. One not shorter than what is left of the deadline
 	 * is none: the deadline comes first.
 	 */
 	idle?: IdleLimit;
