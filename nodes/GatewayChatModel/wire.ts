@@ -45,9 +45,11 @@ const textOf = (content: MessageContent[]): string =>
 function dataUrl(part: Extract<MessageContent, { type: 'file' }>): string | undefined {
 	const url = part.providerMetadata?.url;
 	if (typeof url === 'string' && url !== '') return url;
-	if (typeof part.data !== 'string' || part.data === '') return undefined;
-	if (part.data.startsWith('data:') || /^https?:\/\//.test(part.data)) return part.data;
-	return `data:${part.mediaType ?? 'application/octet-stream'};base64,${part.data}`;
+	// Text is Base64, a data: URL or a link; bytes (the SDK's type allows them) go as Base64.
+	const data = typeof part.data === 'string' ? part.data : Buffer.from(part.data.buffer, part.data.byteOffset, part.data.byteLength).toString('base64');
+	if (data === '') return undefined;
+	if (data.startsWith('data:') || /^https?:\/\//.test(data)) return data;
+	return `data:${part.mediaType ?? 'application/octet-stream'};base64,${data}`;
 }
 
 /** A user message: plain text, or content parts when it carries images. */

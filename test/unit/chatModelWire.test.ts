@@ -63,6 +63,8 @@ describe('toWireMessages', () => {
 					text('What is this?'),
 					{ type: 'file', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
 					{ type: 'file', mediaType: 'image/jpeg', data: '', providerMetadata: { url: 'https://example.com/a.jpg' } },
+					// Bytes, as the SDK's type allows: a view into a larger buffer, only its own bytes sent.
+					{ type: 'file', mediaType: 'image/webp', data: new Uint8Array(Buffer.from('xxRIFFyy')).subarray(2, 6) },
 				],
 			},
 		]);
@@ -72,6 +74,7 @@ describe('toWireMessages', () => {
 				{ type: 'text', text: 'What is this?' },
 				{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
 				{ type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
+				{ type: 'image_url', image_url: { url: `data:image/webp;base64,${Buffer.from('RIFF').toString('base64')}` } },
 			],
 		});
 	});
