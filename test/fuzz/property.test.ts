@@ -34,6 +34,8 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 180);
 const SEED = Number(process.env.FUZZ_SEED ?? 1826);
 const NAMED = process.env.FUZZ_NODES?.split(',');
 const NODES = (NAMED ? NAMED.filter((name) => name !== 'uploads') : NODE_KINDS) as NodeKind[];
+const UNKNOWN = NODES.filter((name) => !NODE_KINDS.includes(name));
+if (UNKNOWN.length > 0) throw new Error(`FUZZ_NODES (--nodes) names no fuzz node: ${UNKNOWN.join(', ')}. The names: ${NODE_KINDS.join(', ')}, uploads`);
 /** The streamed-upload dimension (`uploadScenarioArb`), named `uploads` in FUZZ_NODES: a node's share of the runs. */
 const UPLOADS = !NAMED || NAMED.includes('uploads');
 const ONLY = process.env.FUZZ_INVARIANT as InvariantName | undefined;

@@ -1,7 +1,7 @@
 /**
  * Hostile review, round four, session eight: the wait loop's refused turns (poller.ts `refused`)
- * and the check queue's slots. Each test states a promise of the wait loop and is red on the code
- * it was written against (marked `it.failing` until fixed).
+ * and the check queue's slots. Each test states a promise of the wait loop; each was red on the
+ * code it was written against.
  */
 import { STATUS_DEADLINE_MS } from '../../nodes/GatewayVideoGenerate/taskApi';
 import { lanesOf } from '../../nodes/GatewayVideoGenerate/generate';
