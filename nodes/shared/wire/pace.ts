@@ -63,7 +63,8 @@ interface Waiting<T extends Turn> {
  * came), within the slots, one spacing apart, after the hold. Every waiter's turn is reckoned anew
  * whenever something changes (a waiter comes or leaves, a slot frees, a sleep ends), with the
  * spacing and the hold as they are then: one whose turn would come too late is refused at once,
- * and at the latest when it becomes so, every slot held or not.
+ * and, every slot held, when it becomes so in the order of the moment (a waiter that a rank
+ * changing with time moves back is refused at the next wake-up, by its own deadline at the latest).
  */
 export class TurnQueue<T extends Turn = Turn> {
 	/** The most turns held at once (for tests and the benchmark). */
@@ -175,7 +176,7 @@ export class TurnQueue<T extends Turn = Turn> {
 
 	/**
 	 * Orders the waiters by rank, and refuses each whose turn, if those ahead take theirs, comes too
-	 * late; returns when the next of those kept will be too late, if no turn comes first.
+	 * late; returns when the next of those kept will be too late in this order, if no turn comes first.
 	 */
 	private refuseLate(now: number, nextTurnAt: number, heldUntil: number): number {
 		let lateAt = Number.POSITIVE_INFINITY;
@@ -184,17 +185,18 @@ export class TurnQueue<T extends Turn = Turn> {
 		this.waiting.splice(0, this.waiting.length, ...ranked.map(({ waiting }) => waiting));
 		let position = 0;
 		for (const { waiting } of ranked) {
-			const turnAt = nextTurnAt + this.spacingMs * position;
-			const { notAfter } = waiting.turn;
-			if (notAfter !== undefined && (turnAt > notAfter || (turnAt === notAfter && !this.gates.turnAtDeadline))) {
+			const { notAfter = Number.POSITIVE_INFINITY } = waiting.turn;
+			// The latest the next turn may come for this waiter's own, `position` turns later, to come in
+			// time: compared as it is, so the refusal and the wake-up below agree whatever the rounding.
+			const lastServingAt = notAfter - this.spacingMs * position;
+			if (nextTurnAt > lastServingAt || (nextTurnAt === lastServingAt && !this.gates.turnAtDeadline)) {
 				this.waiting.splice(this.waiting.indexOf(waiting), 1);
+				const turnAt = nextTurnAt + this.spacingMs * position;
 				// The hold's when the hold alone ends too late, whatever is ahead in line: it names the hold the gateway asked for.
 				const refusal = heldUntil > now && heldUntil >= notAfter ? new PastDeadline('hold', heldUntil - now, notAfter - now) : new PastDeadline('turn', turnAt - now, notAfter - now);
 				waiting.settle(refusal);
 				continue;
 			}
-			// Kept: it is too late once the next turn comes after the last one that serves it.
-			const lastServingAt = (notAfter ?? Number.POSITIVE_INFINITY) - this.spacingMs * position;
 			if (lastServingAt > now) lateAt = Math.min(lateAt, lastServingAt);
 			position++;
 		}
