@@ -8,6 +8,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { GatewayError } from '../shared/failures/errors';
 import { gatewayQuote } from '../shared/failures/errorBody';
 import { contentText } from '../shared/chat/completions';
+import { Base64Text } from '../shared/wire/jsonBody';
 
 import type { FinishReason, FunctionTool, GenerateResult, Message, MessageContent, StreamChunk, TokenUsage, Tool } from '@n8n/ai-node-sdk';
 
@@ -42,15 +43,24 @@ const textOf = (content: MessageContent[]): string =>
 		.map((part) => part.text)
 		.join('');
 
-function dataUrl(part: Extract<MessageContent, { type: 'file' }>): string | undefined {
+/**
+ * An image part's URL: a link as it is, the image itself attached as a file (Base64Text, written as
+ * a Base64 data URL), so that the request knows it carries a file (its upload is no silence).
+ */
+function imageUrl(part: Extract<MessageContent, { type: 'file' }>): string | Base64Text | undefined {
 	const url = part.providerMetadata?.url;
 	if (typeof url === 'string' && url !== '') return url;
-	// Text is Base64, a data: URL or a link; bytes (the SDK's type allows them) go as Base64.
-	const data = typeof part.data === 'string' ? part.data : Buffer.from(part.data.buffer, part.data.byteOffset, part.data.byteLength).toString('base64');
+	const { data } = part;
+	// Bytes (the SDK's type allows them), Base64 text, or a data: URL with its own type.
+	if (typeof data !== 'string') return data.length === 0 ? undefined : new Base64Text(Buffer.from(data.buffer, data.byteOffset, data.byteLength), dataUrlPrefix(part.mediaType));
 	if (data === '') return undefined;
-	if (data.startsWith('data:') || /^https?:\/\//.test(data)) return data;
-	return `data:${part.mediaType ?? 'application/octet-stream'};base64,${data}`;
+	if (/^https?:\/\//.test(data)) return data;
+	const inline = /^data:([^;,]*);base64,/.exec(data);
+	if (inline) return new Base64Text(Buffer.from(data.slice(inline[0].length), 'base64'), dataUrlPrefix(inline[1] || part.mediaType));
+	return data.startsWith('data:') ? data : new Base64Text(Buffer.from(data, 'base64'), dataUrlPrefix(part.mediaType));
 }
+
+const dataUrlPrefix = (mediaType: string | undefined) => `data:${mediaType || 'application/octet-stream'};base64,`;
 
 /** A user message: plain text, or content parts when it carries images. */
 function userContent(content: MessageContent[]): string | IDataObject[] {
@@ -60,7 +70,7 @@ function userContent(content: MessageContent[]): string | IDataObject[] {
 	for (const part of content) {
 		if (part.type === 'text' && part.text !== '') parts.push({ type: 'text', text: part.text });
 		if (part.type === 'file') {
-			const url = dataUrl(part);
+			const url = imageUrl(part);
 			if (url) parts.push({ type: 'image_url', image_url: { url } });
 		}
 	}

@@ -65,16 +65,20 @@ describe('toWireMessages', () => {
 					{ type: 'file', mediaType: 'image/jpeg', data: '', providerMetadata: { url: 'https://example.com/a.jpg' } },
 					// Bytes, as the SDK's type allows: a view into a larger buffer, only its own bytes sent.
 					{ type: 'file', mediaType: 'image/webp', data: new Uint8Array(Buffer.from('xxRIFFyy')).subarray(2, 6) },
+					// A data URL keeps its own type.
+					{ type: 'file', mediaType: 'image/png', data: 'data:image/gif;base64,R0lGODlh' },
 				],
 			},
 		]);
-		expect(user).toEqual({
+		// As sent (an image goes as a file the body carries, written as its data URL).
+		expect(JSON.parse(JSON.stringify(user))).toEqual({
 			role: 'user',
 			content: [
 				{ type: 'text', text: 'What is this?' },
 				{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
 				{ type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
 				{ type: 'image_url', image_url: { url: `data:image/webp;base64,${Buffer.from('RIFF').toString('base64')}` } },
+				{ type: 'image_url', image_url: { url: 'data:image/gif;base64,R0lGODlh' } },
 			],
 		});
 	});

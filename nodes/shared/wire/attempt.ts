@@ -166,10 +166,10 @@ function encodeBody(body: RequestBody): string | Buffer | StreamedBody {
 	return body instanceof MultipartForm ? body.encode() : encodeJsonBody(body);
 }
 
-/** Whether a body carries files (attached, or as `data:` URLs in its text). */
+/** Whether a body carries files the node attached (text that merely looks like one, `data: …`, is text). */
 function carriesFiles(body: RequestBody): boolean {
 	if (typeof body === 'string') return false;
-	return body instanceof MultipartForm ? body.holdsFiles : holdsFile(body);
+	return body instanceof MultipartForm ? body.holdsFiles : holdsFile(body, true);
 }
 
 /** The Content-Type of a body. */

@@ -106,11 +106,11 @@ function jsonBytes(value: unknown): number {
 	return Buffer.byteLength(JSON.stringify(value) ?? '');
 }
 
-/** Whether a value holds a file: one the node attached (Base64Text), or a `data:` URL. */
-export function holdsFile(value: unknown): boolean {
+/** Whether a value holds a file: one the node attached (Base64Text), or, unless `attachedOnly`, a `data:` URL. */
+export function holdsFile(value: unknown, attachedOnly = false): boolean {
 	if (value instanceof Base64Text) return true;
-	if (typeof value === 'string') return value.startsWith('data:');
-	if (typeof value === 'object' && value !== null) return Object.values(value).some(holdsFile);
+	if (typeof value === 'string') return !attachedOnly && value.startsWith('data:');
+	if (typeof value === 'object' && value !== null) return Object.values(value).some((entry) => holdsFile(entry, attachedOnly));
 	return false;
 }
 
