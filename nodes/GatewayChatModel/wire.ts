@@ -62,14 +62,15 @@ function imageUrl(part: Extract<MessageContent, { type: 'file' }>): string | Bas
 
 const dataUrlPrefix = (mediaType: string | undefined) => `data:${mediaType || 'application/octet-stream'};base64,`;
 
-/** A user message: plain text, or content parts when it carries images. */
+const isImage = (part: MessageContent): part is Extract<MessageContent, { type: 'file' }> => part.type === 'file' && (part.mediaType ?? '').startsWith('image/');
+
+/** A user message: plain text, or content parts when it carries images (other files are not sent, with images or without). */
 function userContent(content: MessageContent[]): string | IDataObject[] {
-	const images = content.filter((part) => part.type === 'file' && (part.mediaType ?? '').startsWith('image/'));
-	if (images.length === 0) return textOf(content);
+	if (!content.some(isImage)) return textOf(content);
 	const parts: IDataObject[] = [];
 	for (const part of content) {
 		if (part.type === 'text' && part.text !== '') parts.push({ type: 'text', text: part.text });
-		if (part.type === 'file') {
+		if (isImage(part)) {
 			const url = imageUrl(part);
 			if (url) parts.push({ type: 'image_url', image_url: { url } });
 		}

@@ -67,6 +67,8 @@ describe('toWireMessages', () => {
 					{ type: 'file', mediaType: 'image/webp', data: new Uint8Array(Buffer.from('xxRIFFyy')).subarray(2, 6) },
 					// A data URL keeps its own type.
 					{ type: 'file', mediaType: 'image/png', data: 'data:image/gif;base64,R0lGODlh' },
+					// Not an image: not sent as one (nor at all, as without images).
+					{ type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=' },
 				],
 			},
 		]);
