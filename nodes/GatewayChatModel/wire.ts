@@ -52,15 +52,15 @@ function imageUrl(part: Extract<MessageContent, { type: 'file' }>): string | Bas
 	if (typeof url === 'string' && url !== '') return url;
 	const { data } = part;
 	// Bytes (the SDK's type allows them), Base64 text, or a data: URL with its own type.
-	if (typeof data !== 'string') return data.length === 0 ? undefined : new Base64Text(Buffer.from(data.buffer, data.byteOffset, data.byteLength), dataUrlPrefix(part.mediaType));
+	if (typeof data !== 'string') return data.length === 0 ? undefined : Base64Text.dataUrl(Buffer.from(data.buffer, data.byteOffset, data.byteLength), typeOf(part.mediaType));
 	if (data === '') return undefined;
 	if (/^https?:\/\//.test(data)) return data;
 	const inline = /^data:([^;,]*);base64,/.exec(data);
-	if (inline) return new Base64Text(Buffer.from(data.slice(inline[0].length), 'base64'), dataUrlPrefix(inline[1] || part.mediaType));
-	return data.startsWith('data:') ? data : new Base64Text(Buffer.from(data, 'base64'), dataUrlPrefix(part.mediaType));
+	if (inline) return Base64Text.dataUrl(Buffer.from(data.slice(inline[0].length), 'base64'), typeOf(inline[1] || part.mediaType));
+	return data.startsWith('data:') ? data : Base64Text.dataUrl(Buffer.from(data, 'base64'), typeOf(part.mediaType));
 }
 
-const dataUrlPrefix = (mediaType: string | undefined) => `data:${mediaType || 'application/octet-stream'};base64,`;
+const typeOf = (mediaType: string | undefined) => mediaType || 'application/octet-stream';
 
 const isImage = (part: MessageContent): part is Extract<MessageContent, { type: 'file' }> => part.type === 'file' && (part.mediaType ?? '').startsWith('image/');
 

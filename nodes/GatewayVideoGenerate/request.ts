@@ -111,7 +111,7 @@ async function binaryImage(ctx: IExecuteFunctions, itemIndex: number, property: 
 	// One in the item was read whole by the check, when its submit goes out: sent as read, not read twice.
 	const inItem = streamableId(ctx, checked.binary) === undefined;
 	const file = inItem ? checked.bytes : await checkedFileToSend(ctx, field, { size: checked.size, mimeType: type.mimeType }, (head) => attachmentType(head)?.mimeType);
-	return new Base64Text(file, `data:${type.mimeType};base64,`);
+	return Base64Text.dataUrl(file, type.mimeType);
 }
 
 /** Enough of a frame's start for its type. */

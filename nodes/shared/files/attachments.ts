@@ -301,8 +301,8 @@ export function attachmentParts(format: ChatFormat, files: readonly LoadedFile[]
 		return [
 			...files.map((file): IDataObject =>
 				file.kind === 'pdf'
-					? { type: 'file', file: { filename: file.fileName, file_data: new Base64Text(file.data, `data:${file.mimeType};base64,`) } }
-					: { type: 'image_url', image_url: { url: new Base64Text(file.data, `data:${file.mimeType};base64,`) } },
+					? { type: 'file', file: { filename: file.fileName, file_data: Base64Text.dataUrl(file.data, file.mimeType) } }
+					: { type: 'image_url', image_url: { url: Base64Text.dataUrl(file.data, file.mimeType) } },
 			),
 			...links.map((url): IDataObject => ({ type: 'image_url', image_url: { url } })),
 		];

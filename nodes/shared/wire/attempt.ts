@@ -44,8 +44,7 @@ export interface IdleLimit {
  * as one signal; `timedOut`, `idled` and `cancelled` say which ended it. The idle watch runs from
  * the request sent (one with files: from its answer's head, see sendOnce) to the answer's last
  * byte: the request sent, each answer's head and each chunk its reader reads (OpenAnswer.alive) are
- * signs of life. Whichever limit ends the attempt
- * first is the one reported: the others stop.
+ * signs of life. Whichever limit ends the attempt first is the one reported: the others stop.
  */
 export class AttemptSignal {
 	readonly signal: AbortSignal;

@@ -23,6 +23,11 @@ export class Base64Text implements BodyFile {
 		readonly prefix = '',
 	) {}
 
+	/** The file as a Base64 data URL of type `mimeType`. */
+	static dataUrl(source: Buffer | FileStreamSource, mimeType: string): Base64Text {
+		return new Base64Text(source, `data:${mimeType};base64,`);
+	}
+
 	/** Bytes of the file. */
 	get size(): number {
 		return Buffer.isBuffer(this.source) ? this.source.length : this.source.size;

@@ -66,8 +66,8 @@ export interface GatewayCall {
 	limitName?: string;
 	/**
 	 * A streamed answer's idle limit (`stream` only): silence this long, from the request sent (one
-	 * with files: from its answer's head) to the answer's last byte, ends the attempt. One not shorter than what is left of the deadline
-	 * is none: the deadline comes first.
+	 * with files: from its answer's head) to the answer's last byte, ends the attempt. One not
+	 * shorter than what is left of the deadline is none: the deadline comes first.
 	 */
 	idle?: IdleLimit;
 	/** Retry tuning, or false for a single attempt. `idempotent: false` for paid or state-changing requests. */
