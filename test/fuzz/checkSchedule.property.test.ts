@@ -171,6 +171,9 @@ async function runLoad(load: Load) {
 	return { tasks, sends, asks, spacingMs: queue.spacingMs, slots: queue.slots, maxWaitMs };
 }
 
+/** The pace turns really come at: the budget's gap, or the lane's when its slots cannot keep it while answers take their longest (Little's law). */
+const turnGapOf = (load: Load, spacingMs: number, slots: number) => Math.max(spacingMs, load.maxLatencyMs / slots);
+
 /**
  * Whether the budget covers every check the schedule owes, counted honestly:
  * - the pace checks really go at: the budget's gap, or the lane's when its slots cannot keep that
@@ -182,7 +185,7 @@ async function runLoad(load: Load) {
  *   submitted within 4.9 s at 27 checks/s want 8.1 s of turns for their checks at Max Wait.
  */
 function budgetCovers(load: Load, tasks: readonly Task[], spacingMs: number, slots: number): boolean {
-	const gapMs = Math.max(spacingMs, load.maxLatencyMs / slots);
+	const gapMs = turnGapOf(load, spacingMs, slots);
 	if (budgetIsShort(Array(load.tasks).fill(load.intervalMs), gapMs)) return false;
 	const freeShare = 1 - (load.tasks * gapMs) / load.intervalMs;
 	const lastWindowMs = DEADLINE_GRACE_MS + BEHIND_MS;
@@ -224,8 +227,7 @@ function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): 
 		if (send.task.settledAt !== undefined && send.at > send.task.settledAt) found.push(`deadline: ${send.task.id} checked at ${send.at}, after its wait was settled`);
 	}
 	const refusing = load.refusedShare > 0 || load.refusal === 'alternate';
-	// Turns come at the budget's pace, or the slots' when answers hold them longer (as budgetCovers counts).
-	const turnGapMs = Math.max(spacingMs, load.maxLatencyMs / slots);
+	const turnGapMs = turnGapOf(load, spacingMs, slots);
 	const covered = budgetCovers(load, tasks, spacingMs, slots) && !refusing;
 	for (const task of tasks) {
 		const own = sends.filter((send) => send.task === task);

@@ -86,7 +86,6 @@ async function keepsEveryPromise(name: string, arbitrary: fc.Arbitrary<Scenario>
 			// Every violation, no shrinking: what still breaks, with the scenario that broke it.
 			await fc.assert(
 				fc.asyncProperty(arbitrary, async (scenario) => {
-					ran++;
 					const violations = await check(scenario);
 					if (violations.length) survey.push({ node: scenario.node, violations, scenario });
 				}),
