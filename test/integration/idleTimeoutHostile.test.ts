@@ -135,3 +135,41 @@ describe('Gateway Chat: a slow upload of a file kept in the item', () => {
 		}
 	});
 });
+
+/**
+ * An error answer whose body arrives slower than Idle Timeout: its status and the words that had
+ * arrived are the gateway's answer, quoted, not "sent nothing" (the words were lost).
+ */
+describe.each(NODES)('%s: an error body that drips slower than Idle Timeout', (_name, operation) => {
+	it('is quoted as far as it came, with its status', async () => {
+		const server = http.createServer((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				res.writeHead(400, { 'content-type': 'application/json' });
+				res.write('{"error":{"message":"the prompt names an unknown voice, ');
+				// The rest comes after a silence longer than the limit.
+				const later = setTimeout(() => res.end('try again later"}}'), 3000);
+				res.on('close', () => clearTimeout(later));
+			});
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		try {
+			const { ctx } = createExecuteContext({
+				parameters: { model: { __rl: true, mode: 'id', value: 'chat-sonnet-5' }, messages: { values: [{ role: 'user', content: 'hi' }] }, maxTokens: 100, stream: true, options: { idleTimeoutSeconds: 1 } },
+				credentials: { apiKey: KEY, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+			});
+			const started = Date.now();
+			const error = await operation.call(ctx).then(
+				() => undefined,
+				(caught: Error & { description?: string }) => caught,
+			);
+			const said = `${error?.message} ${error?.description}`;
+			expect(said).toContain('HTTP 400');
+			expect(said).toContain('the prompt names an unknown voice');
+			expect(Date.now() - started).toBeLessThan(1000 + BUSY_MARGIN_MS);
+		} finally {
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+});

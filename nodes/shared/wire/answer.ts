@@ -57,20 +57,19 @@ export function jsonObjectAnswer<T = IDataObject>(
 	return body as T;
 }
 
-export interface BodyBound {
-	/** Bytes read at most. */
-	limit: number;
-	/** At the limit, stop and keep what came (an error body to quote); else the answer is refused as too large. */
-	truncate: boolean;
-	what: string;
-	extra: Partial<GatewayErrorInit>;
-	/** What a failure while reading is (the attempt's deadline, a Stop, the network). */
-	failure: (error: unknown) => GatewayError;
-}
+/** How a body is read: up to `limit` bytes, and what a failure while reading is. */
+export type BodyBound =
+	/** An answer to use: more than `limit` is refused as too large; a failure is `failure(error)`. */
+	| { quote?: false; limit: number; what: string; extra: Partial<GatewayErrorInit>; failure: (error: unknown) => GatewayError }
+	/**
+	 * An error body to quote: what came before `limit`, before the stream broke off or went silent,
+	 * or before a Stop (the caller asks the attempt which), is what the gateway said.
+	 */
+	| { quote: true; limit: number };
 
 /**
  * Reads a whole body within the attempt's deadline (the stream is bound to it), up to `limit`
- * bytes: more than that is not an answer we can use, or, when `truncate`, not worth quoting.
+ * bytes: more than that is not an answer we can use, or, when quoted, not worth quoting.
  */
 export async function readBody(stream: ByteStream, bound: BodyBound): Promise<Buffer> {
 	const parts: Buffer[] = [];
@@ -81,11 +80,11 @@ export async function readBody(stream: ByteStream, bound: BodyBound): Promise<Bu
 			parts.push(buffer);
 			size += buffer.length;
 			if (size < bound.limit) continue;
-			if (bound.truncate) break;
+			if (bound.quote) break;
 			throw new GatewayError({ kind: 'protocol', headline: `${bound.what} failed: the answer is larger than ${Math.round(bound.limit / 1024 / 1024)} MiB`, ...bound.extra });
 		}
 	} catch (error) {
-		throw error instanceof GatewayError ? error : bound.failure(error);
+		if (!bound.quote) throw error instanceof GatewayError ? error : bound.failure(error);
 	} finally {
 		if (!stream.readableEnded) stream.destroy();
 	}

@@ -64,15 +64,10 @@ export class CallFailures {
 	/** An error status: its body read (briefly) and classified. */
 	async status(response: RawResponse, attempt: AttemptSignal): Promise<GatewayError> {
 		const status = response.statusCode;
-		let text = '';
-		try {
-			const bound = { limit: ERROR_BODY_LIMIT, truncate: true, what: this.what, extra: this.extra(), failure: (error: unknown) => this.noAnswer(error, attempt) };
-			text = (await readBody(response.body, bound)).toString('utf8');
-		} catch {
-			// Stopped while the body arrived: the status has already said whether the gateway acted.
-			if (attempt.cancelled) return this.cancelled(this.call.body !== undefined && attempt.mayHaveActed(true, status));
-			// A dropped error body still leaves the status code to report.
-		}
+		// What came of the body is quoted, also when it broke off or went silent: the status has said it.
+		const text = (await readBody(response.body, { quote: true, limit: ERROR_BODY_LIMIT })).toString('utf8');
+		// Stopped while the body arrived: the status has already said whether the gateway acted.
+		if (attempt.cancelled) return this.cancelled(this.call.body !== undefined && attempt.mayHaveActed(true, status));
 		const { url, baseUrl, fileLink } = this.scope;
 		if ((fileLink !== undefined || !isSameOrigin(url, baseUrl)) && isExpiredLinkStatus(status)) {
 			return expiredLinkError(this.what, hostOf(url), status, text, fileLink?.nextStep, this.extra());
