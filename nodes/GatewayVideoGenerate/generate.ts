@@ -35,7 +35,7 @@ import type { TaskOutcome, WatchSettings } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { SubmitInput } from './request';
 import type { SubmittedTask } from './task';
-import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, logVideo, outcomeError, placeText, placeOf, pollStatus, submitTask, videoItem } from './taskApi';
+import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, lastCheckWords, logVideo, outcomeError, placeText, placeOf, pollStatus, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 import { VideoRun } from './videoRun';
 
@@ -67,11 +67,17 @@ export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = d
 /** A task that ended without its video but may still be running (and charged): its id in the log line's text. */
 function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: number, place: LogPlace, masker: GatewayClient['masker']): void {
 	if (outcome.kind !== 'timeout' && outcome.kind !== 'unreachable') return;
-	const waited = outcome.kind === 'timeout' ? Math.round(outcome.waitedMs / 1000) : 0;
+	const taskId = outcome.record.task_id;
+	const failed = outcome.kind === 'timeout' ? outcome.lastCheckError : outcome.error;
+	const waited = outcome.kind === 'timeout' ? `${Math.round(outcome.waitedMs / 1000)} s` : '';
 	const why =
-		outcome.kind !== 'timeout' ? 'could not be checked' : outcome.lastCheckError ? `was not seen done within Max Wait (${waited} s; its last check failed)` : `is still running after ${waited} s (Max Wait)`;
-	const text = `video task ${outcome.record.task_id} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
-	logVideo(ctx, 'warn', masker, text, { ...place, itemIndex, taskId: outcome.record.task_id, status: outcome.record.status });
+		outcome.kind === 'unreachable'
+			? `could not be checked (${outcome.failedPolls} checks failed in a row, the last: ${lastCheckWords(outcome.error, taskId)})`
+			: failed
+				? `was not seen done within Max Wait (${waited}; its last check failed: ${lastCheckWords(failed, taskId)})`
+				: `is still running after ${waited} (Max Wait)`;
+	const text = `video task ${taskId} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
+	logVideo(ctx, 'warn', masker, text, { ...place, itemIndex, taskId, status: outcome.record.status });
 }
 
 /** The most status checks of one run waiting for their answer at once, whatever the budget. */

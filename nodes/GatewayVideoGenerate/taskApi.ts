@@ -202,7 +202,7 @@ export function notFinishedError(record: TaskRecord, itemIndex: number): Gateway
 }
 
 /** What went wrong with a task's last check, without repeating "Checking video task … failed". */
-function lastCheckWords(error: Error, taskId: string): string {
+export function lastCheckWords(error: Error, taskId: string): string {
 	const headline = error instanceof GatewayError ? error.headline : error.message;
 	const own = `${checkingWhat(taskId)} failed: `;
 	return headline.startsWith(own) ? headline.slice(own.length) : headline;

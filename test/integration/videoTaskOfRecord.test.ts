@@ -171,6 +171,16 @@ describe('task ids where a user looks (issue 20)', () => {
 		expect(result.customData.get('video_Make_Videos')).toBe('0/1 done, 1 waiting: task_1');
 	});
 
+	it('a task whose last check failed: the warning line says why, in the words of its error', async () => {
+		const g = await gateway({ doneAfterMs: Infinity, status: () => ({ status: 429, body: { error: { message: 'slow down' } } }) });
+		const result = await runVideoNode(g, { options: { maxWaitSeconds: 10 } }, { continueOnFail: true });
+		const line = result.logs.find((log) => log.level === 'warn' && log.message.includes('task_1'));
+		const why = /its last check failed \((.+)\); last status/.exec(String(result.output[0].json.error))?.[1];
+		expect(why).toBe('the gateway asked to slow down (rate limit)');
+		expect(line?.message).toContain(`its last check failed: ${why})`);
+		expect(line?.message).toMatch(/fetch it later with Get Status or Download \(item 0, execution exec-77, node "Make Videos"\)$/);
+	});
+
 	it('a Stop: every id in the text of the log lines (100 tasks a line) and as many as fit in the custom data', async () => {
 		const controller = new AbortController();
 		// stopped once every task has been checked once (so the node knows them all)
