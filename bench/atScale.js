@@ -114,7 +114,7 @@ function behindWebhook(workflow, route) {
  */
 async function runQueued({ runtime, key, out, name, baseUrl, build, cutoffMs, log }) {
 	const redisBin = findRedisServer();
-	if (!redisBin) throw new Error('redis-server is not installed, so a queue-mode row cannot run (Debian: apt-get install redis-server; .ci/run does)');
+	if (!redisBin) throw new Error(REDIS_MISSING);
 	const credentialId = `mgwBench${name.replace(/\W/g, '')}`.slice(0, 16);
 	const route = `mgw-bench-${name}`;
 	const workflow = behindWebhook(build(credentialId), route);
@@ -384,6 +384,10 @@ async function measureFileMemory({ runtime, key, out, log, row, id, kind, count,
 	};
 }
 
+/** Rows that run n8n's queue mode: they need redis-server, which run.js checks before any row runs. */
+const QUEUE_ROWS = ['11f'];
+const REDIS_MISSING = `redis-server is not installed, so the queue-mode row${QUEUE_ROWS.length > 1 ? 's' : ''} ${QUEUE_ROWS.join(', ')} cannot run (Debian: apt-get install redis-server; .ci/run does); --rows can leave ${QUEUE_ROWS.length > 1 ? 'them' : 'it'} out`;
+
 /** The rows of issue 19, and which of them run: id → measure(context). */
 const SCALE_ROWS = {
 	'11a': (c) => measureSlowVideos({ ...c, id: '11a', count: c.videos?.small ?? 200 }),
@@ -391,7 +395,13 @@ const SCALE_ROWS = {
 	'11c': (c) => measureFileMemory({ ...c, id: '11c', kind: 'video', count: c.videos?.large ?? 1000 }),
 	'11d': (c) => measureFileMemory({ ...c, id: '11d', kind: 'chat', count: c.videos?.large ?? 1000 }),
 	'11e': (c) => measureSlowVideos({ ...c, id: '11e', count: c.videos?.large ?? 1000, refuse: true }),
-	'11f': (c) => measureSlowVideos({ ...c, id: '11f', count: c.videos?.small ?? 200, queue: true }),
+	'11f': (c) => measureSlowVideos({ ...c, id: '11f', count: c.videos?.small ?? 200, queue: QUEUE_ROWS.includes('11f') }),
 };
 
-module.exports = { SCALE_ROWS, SCALE, writeFrame };
+/** Why the chosen rows cannot run on this machine, before the first of them (a full run takes 40 minutes); undefined when they can. */
+function missingForRows(rows) {
+	const queued = QUEUE_ROWS.some((id) => !rows || rows.has(id));
+	return queued && !findRedisServer() ? REDIS_MISSING : undefined;
+}
+
+module.exports = { SCALE_ROWS, SCALE, missingForRows, writeFrame };

@@ -32,7 +32,7 @@ const { startTokenBucketProxy } = require('./tokenBucket');
 const { measureAgentModels } = require('./chatModel');
 const { measureStreaming } = require('./streaming');
 const { measureMasking } = require('./masking');
-const { SCALE_ROWS } = require('./atScale');
+const { SCALE_ROWS, missingForRows } = require('./atScale');
 
 const ROOT = path.resolve(__dirname, '..');
 const MIB = 1024 * 1024;
@@ -443,6 +443,8 @@ function savePrevious(label, figures, rows) {
 async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const want = (part) => !options.only || options.only.has(part);
+	const missing = want('scale') ? missingForRows(options.rows) : undefined;
+	if (missing) throw new Error(missing);
 	fs.mkdirSync(options.out, { recursive: true });
 	ensureBuilt();
 	const runtime = await ensureRuntime({ log: (message) => log(`n8n runtime: ${message}`) });
