@@ -72,7 +72,7 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 	const waited = outcome.kind === 'timeout' ? `${Math.round(outcome.waitedMs / 1000)} s` : '';
 	const why =
 		outcome.kind === 'unreachable'
-			? `could not be checked (${outcome.failedPolls} checks failed in a row, the last: ${lastCheckWords(outcome.error, taskId)})`
+			? `could not be checked (${outcome.failedPolls > 1 ? `${outcome.failedPolls} checks in a row failed; the last: ` : ''}${lastCheckWords(outcome.error, taskId)})`
 			: failed
 				? `was not seen done within Max Wait (${waited}; its last check failed: ${lastCheckWords(failed, taskId)})`
 				: `is still running after ${waited} (Max Wait)`;

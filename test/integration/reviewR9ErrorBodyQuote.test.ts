@@ -2,8 +2,10 @@
  * Review R9 (hostile): an error body quoted as far as it came (0a1796b) and the warning line of an
  * unfinished video task (9e938bc). Real HTTP to loopback servers on 127.0.0.1; times are bounds.
  *
- * Each `it.failing` is a proven fault: it fails (red) on the code under review, and the suite stays
- * green while it does. Each plain `it` beside it is its control: the same answer, whole, behaves.
+ * Each fault test was red on the code under review (it.failing until fixed): a cut body's words
+ * decided the kind (a 502 sent again as a rate limit), an error body's bytes were no sign of life,
+ * the cut split a key's base64, and the warning line spoke of "1 checks". Beside each is its
+ * control: the same answer, whole, behaves.
  */
 import * as http from 'http';
 import type { AddressInfo } from 'net';
@@ -111,7 +113,7 @@ describe('R9 fault 1: a 502 to a paid submit whose body breaks off', () => {
 	// second time when its error body breaks off after words that read as a rate limit: the cut JSON is
 	// read as raw text, `metadata.raw` words make it rate_limit, a refusal, "surely did not act". Two
 	// tasks, paid twice. Whole, the same body is a server failure and is not sent again (control above).
-	it.failing('is not sent again (paid twice): the cut words of metadata.raw must not make it a rate limit', async () => {
+	it('is not sent again (paid twice): the cut words of metadata.raw must not make it a rate limit', async () => {
 		const gateway = await submitGateway((res) => breakOff(res, 502, RELAY_502.slice(0, RELAY_502.indexOf(', retry'))));
 		const run = await runVideoNode(gateway, { operation: 'submit' }, { continueOnFail: true });
 		expect(submits(gateway)).toHaveLength(1);
@@ -131,7 +133,7 @@ describe('R9 fault 1: a 502 to a paid submit whose body breaks off', () => {
 	// PROVES: the same flip toward "nothing happened" without a re-send: a 502 whose cut body holds the
 	// word "balance" outside the error's message is reported as a quota refusal with mayHaveActed false
 	// and without "The gateway may have created the task", so the user runs it again and pays twice.
-	it.failing('still says the task may exist: cut words outside the message must not make it a quota refusal', async () => {
+	it('still says the task may exist: cut words outside the message must not make it a quota refusal', async () => {
 		const gateway = await submitGateway((res) => breakOff(res, 502, RELAY_502_BALANCE.slice(0, RELAY_502_BALANCE.indexOf(', then'))));
 		const run = await runVideoNode(gateway, { operation: 'submit' }, { continueOnFail: true });
 		expect(submits(gateway)).toHaveLength(1);
@@ -175,7 +177,7 @@ describe('R9 fault 1b: a 429 to a status check whose body breaks off', () => {
 	// PROVES: a passing failure is made final by the cut: the raw text of the cut JSON holds the key
 	// "quota_remaining_usd", so the 429 reads as a quota refusal ('never'), and the wait of a paid,
 	// running task ends after its first check ("could not be checked") instead of checking again.
-	it.failing('still checks the task again: cut words outside the message must not make it a quota refusal', async () => {
+	it('still checks the task again: cut words outside the message must not make it a quota refusal', async () => {
 		const gateway = await checkGateway(true);
 		const run = await runVideoNode(gateway, { options: { maxWaitSeconds: 20 } }, { continueOnFail: true });
 		expect(statusChecks(gateway).length).toBeGreaterThan(1);
@@ -234,7 +236,7 @@ describe('R9 fault 2: an error body that keeps coming, with Stream on and Idle T
 	// anyway, counted from the head: the cut words lose `model_not_found`, the 503 reads as a proxy's
 	// passing failure, the chat is sent 5 times and fails with "this usually passes. Try again in a few
 	// minutes" for a model the gateway does not have. docs/errors.md: only silence that long ends it.
-	it.failing('is read to its end: it is no silence, and the model is reported unknown after one request', async () => {
+	it('is read to its end: it is no silence, and the model is reported unknown after one request', async () => {
 		const gateway = await rawGateway((_req, res) => dripNoChannel(res));
 		open.push(gateway);
 		const result = await chat(gateway.baseUrl, { stream: true, options: { idleTimeoutSeconds: 1 } });
@@ -283,7 +285,7 @@ describe("R9 fault 3: a 401 that echoes the key's base64, cut inside it", () => 
 	// for "its base64". The node's own quote cut a masked form into one the masker does not know.
 	// The cut is the node's own: the gateway goes silent for 3 s inside the base64, then sends the rest,
 	// whole; Idle Timeout (1 s) ends the read and the part that came is quoted.
-	it.failing('shows no part of it that decodes to the key', async () => {
+	it('shows no part of it that decodes to the key', async () => {
 		const gateway = await rawGateway((_req, res) => {
 			res.writeHead(401, { 'content-type': 'application/json' });
 			res.write(ECHO_401(KEY_BASE64.slice(0, 32)));
@@ -298,7 +300,7 @@ describe("R9 fault 3: a 401 that echoes the key's base64, cut inside it", () => 
 	});
 
 	// PROVES: the same when the connection drops inside the base64 (Stream off).
-	it.failing('shows no part of it that decodes to the key, when the body breaks off', async () => {
+	it('shows no part of it that decodes to the key, when the body breaks off', async () => {
 		const gateway = await rawGateway((_req, res) => breakOff(res, 401, ECHO_401(KEY_BASE64.slice(0, 32))));
 		open.push(gateway);
 		const result = await chat(gateway.baseUrl, { stream: false });
@@ -321,7 +323,7 @@ describe('R9 fault 4: the warning line of a task whose only check was refused', 
 	// PROVES: a task whose first check is refused (a 400: no waiting helps) ends 'unreachable' after one
 	// check; the item's error says "Checking video task task_1 failed: ..." (no count for one), the
 	// warning line says "could not be checked (1 checks failed in a row, ...)": a run of one is no row.
-	it.failing('does not speak of "1 checks failed in a row"', async () => {
+	it('does not speak of "1 checks failed in a row"', async () => {
 		gw = await startScriptedVideoGateway({ doneAfterMs: Infinity, status: () => ({ status: 400, body: { error: { message: 'this task belongs to another group' } } }) });
 		const result = await runVideoNode(gw, { options: { maxWaitSeconds: 10 } }, { continueOnFail: true });
 		const line = result.logs.find((log) => log.level === 'warn' && log.message.includes('task_1'));

@@ -140,6 +140,25 @@ describe('classification: the words of the answer first, then the status', () =>
 	});
 });
 
+describe('a body cut short (broken off, silent, past 64 KB): quoted, never read for the kind', () => {
+	it.each([
+		[502, '{"error":{"message":"upstream error","metadata":{"raw":"rate limit exceeded, ', 'server'],
+		[500, '{"error":{"message":"insufficient balance on channel 4, ', 'server'],
+		[429, '{"error":{"message":"model_not_found ', 'rate_limit'],
+		[400, '{"error":{"message":"invalid token ', 'bad_request'],
+	])('HTTP %i: the status alone decides', (status, text, kind) => {
+		expect(httpError('X', status, text, 'application/json', {}, undefined, undefined, true).kind).toBe(kind);
+		// Whole, the same words would decide.
+		expect(httpError('X', status, `${text}"}}`, 'application/json').kind).not.toBe(kind);
+	});
+
+	it('leaves out the word the cut split, so no part of a token shows', () => {
+		expect(parseErrorBody('{"error":{"message":"bad header Basic c2stcjkt', 'application/json', true)).toEqual({ message: '{"error":{"message":"bad header Basic …', cut: true });
+		expect(parseErrorBody('upstream said: no ', 'text/plain', true)).toEqual({ message: 'upstream said: no …', cut: true });
+		expect(parseErrorBody('c2stcjkt', 'text/plain', true)).toEqual({ cut: true });
+	});
+});
+
 describe('messages: <what> failed: <kind words> (HTTP status): "<what the gateway said>"', () => {
 	it.each([
 		[401, '{"error":{"message":"Invalid token","code":"invalid_api_key"}}', 'The chat request failed: the gateway refused the API key (HTTP 401): "Invalid token" (code invalid_api_key)'],

@@ -10,6 +10,8 @@ export interface ParsedErrorBody {
 	type?: string;
 	/** The body was an HTML page (a proxy's error page), summarised in `message`. */
 	html?: boolean;
+	/** The body did not arrive whole: its words are quoted, never read for what the failure is. */
+	cut?: boolean;
 }
 
 const QUOTE_LIMIT = 300;
@@ -68,7 +70,12 @@ export function readErrorFields(body: unknown): ParsedErrorBody {
 }
 
 /** Reads an error answer's text (JSON of any shape, an HTML page, or plain text). */
-export function parseErrorBody(bodyText: string, contentType = ''): ParsedErrorBody {
+export function parseErrorBody(bodyText: string, contentType = '', cut = false): ParsedErrorBody {
+	if (cut) {
+		// The word the cut split is left out: a cut never shows part of a token (a key's base64).
+		const parsed = parseErrorBody((bodyText ?? '').replace(/\S+$/, ''), contentType);
+		return parsed.message ? { message: parsed.html ? parsed.message : `${parsed.message} …`, html: parsed.html, cut } : { cut };
+	}
 	const text = (bodyText ?? '').trim();
 	if (text === '') return {};
 	if (/html/i.test(contentType) || /^\s*<(!doctype|html|head|body)/i.test(text)) return { message: summariseHtml(text), html: true };

@@ -135,7 +135,9 @@ const NOT_FOUND_CODE = /^[a-z_]*(not_exists?|not_found)$/;
 
 export function classifyError(status: number | undefined, parsed: ParsedErrorBody): GatewayErrorKind {
 	const code = String(parsed.code ?? '').toLowerCase();
-	const words = `${code} ${parsed.type ?? ''} ${parsed.message ?? ''}`.toLowerCase();
+	// Words of a body cut short are no evidence (a refusal word from a field the whole body's reading
+	// passes over would make a 5xx a refusal, sent again): the status alone decides.
+	const words = parsed.cut ? '' : `${code} ${parsed.type ?? ''} ${parsed.message ?? ''}`.toLowerCase();
 	if (UNKNOWN_MODEL_WORDS.test(words)) return 'unknown_model';
 	if (status === 401 || AUTH_WORDS.test(words)) return 'auth';
 	// A 404 is a path or an item the gateway does not have, whatever words its message quotes (a path
@@ -288,8 +290,8 @@ export function failureOf(kind: GatewayErrorKind, init: Omit<GatewayErrorInit, '
 }
 
 /** An HTTP error answer (status >= 400), or an error body inside a 200; `largest`: the request's largest field. */
-export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField, request?: SentRequest): GatewayError {
-	return errorFromParsed(what, status, parseErrorBody(bodyText, contentType), extra, largest, request);
+export function httpError(what: string, status: number, bodyText: string, contentType: string, extra: Partial<GatewayErrorInit> = {}, largest?: LargestField, request?: SentRequest, cut = false): GatewayError {
+	return errorFromParsed(what, status, parseErrorBody(bodyText, contentType, cut), extra, largest, request);
 }
 
 /**

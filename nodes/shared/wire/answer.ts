@@ -57,15 +57,16 @@ export function jsonObjectAnswer<T = IDataObject>(
 	return body as T;
 }
 
-/** How a body is read: up to `limit` bytes, and what a failure while reading is. */
-export type BodyBound =
+/** How a body is read: up to `limit` bytes, each chunk a sign of life (`alive`), and what a failure while reading is. */
+export type BodyBound = { limit: number; alive: () => void } & (
 	/** An answer to use: more than `limit` is refused as too large; a failure is `failure(error)`. */
-	| { quote?: false; limit: number; what: string; extra: Partial<GatewayErrorInit>; failure: (error: unknown) => GatewayError }
+	| { quote?: false; what: string; extra: Partial<GatewayErrorInit>; failure: (error: unknown) => GatewayError }
 	/**
 	 * An error body to quote: what came before `limit`, before the stream broke off or went silent,
-	 * or before a Stop (the caller asks the attempt which), is what the gateway said.
+	 * or before a Stop (the caller asks the attempt which), is what the gateway said; `stream.readableEnded` says whether all of it.
 	 */
-	| { quote: true; limit: number };
+	| { quote: true }
+);
 
 /**
  * Reads a whole body within the attempt's deadline (the stream is bound to it), up to `limit`
@@ -77,6 +78,7 @@ export async function readBody(stream: ByteStream, bound: BodyBound): Promise<Bu
 	try {
 		for await (const chunk of stream) {
 			const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+			bound.alive();
 			parts.push(buffer);
 			size += buffer.length;
 			if (size < bound.limit) continue;

@@ -65,16 +65,18 @@ export class CallFailures {
 	async status(response: RawResponse, attempt: AttemptSignal): Promise<GatewayError> {
 		const status = response.statusCode;
 		// What came of the body is quoted, also when it broke off or went silent: the status has said it.
-		const text = (await readBody(response.body, { quote: true, limit: ERROR_BODY_LIMIT })).toString('utf8');
+		const text = (await readBody(response.body, { quote: true, limit: ERROR_BODY_LIMIT, alive: () => attempt.alive() })).toString('utf8');
+		const cut = !response.body.readableEnded;
 		// Stopped while the body arrived: the status has already said whether the gateway acted.
 		if (attempt.cancelled) return this.cancelled(this.call.body !== undefined && attempt.mayHaveActed(true, status));
 		const { url, baseUrl, fileLink } = this.scope;
 		if ((fileLink !== undefined || !isSameOrigin(url, baseUrl)) && isExpiredLinkStatus(status)) {
-			return expiredLinkError(this.what, hostOf(url), status, text, fileLink?.nextStep, this.extra());
+			return expiredLinkError(this.what, hostOf(url), status, cut ? text.replace(/\S+$/, '') : text, fileLink?.nextStep, this.extra());
 		}
 		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after'], Date.now());
 		const contentType = headerValue(response.headers, 'content-type');
-		return httpError(this.what, status, text, contentType, this.extra({ status, retryAfterMs }), this.call.body instanceof MultipartForm ? this.call.body.largestPart : largestField(this.call.body), this.sent(attempt));
+		const largest = this.call.body instanceof MultipartForm ? this.call.body.largestPart : largestField(this.call.body);
+		return httpError(this.what, status, text, contentType, this.extra({ status, retryAfterMs }), largest, this.sent(attempt), cut);
 	}
 
 	/**

@@ -228,7 +228,7 @@ export class GatewayClient {
 	async json<T = IDataObject>(call: GatewayCall, parse: (text: string) => unknown = JSON.parse): Promise<T> {
 		// The whole answer as text, within the attempt; read as JSON once the call is done (not retried for what it says).
 		const response = await this.send(call, async (answer, attempt, failures) => {
-			const bound = { limit: JSON_BODY_LIMIT, what: failures.what, extra: failures.extra(), failure: (error: unknown) => failures.noAnswer(error, attempt) };
+			const bound = { limit: JSON_BODY_LIMIT, alive: () => attempt.alive(), what: failures.what, extra: failures.extra(), failure: (error: unknown) => failures.noAnswer(error, attempt) };
 			return { status: answer.statusCode, headers: answer.headers, body: (await readBody(answer.body, bound)).toString('utf8') };
 		});
 		return jsonObjectAnswer<T>(response, call.what ?? 'The gateway request', callExtra(call, { status: response.status }), parse);
