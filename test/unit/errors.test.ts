@@ -20,7 +20,7 @@ import {
 	notAnObjectError,
 	withFields,
 } from '../../nodes/shared/failures/errors';
-import { isErrorShape, parseErrorBody, readErrorFields } from '../../nodes/shared/failures/errorBody';
+import { isErrorShape, parseErrorBody, quoteStart, readErrorFields } from '../../nodes/shared/failures/errorBody';
 import { SecretMasker, noSecretsMasker } from '../../nodes/shared/credential/secrets';
 
 // Random as a real key is: ordinary text shares no run of 8 characters with it.
@@ -150,6 +150,15 @@ describe('a body cut short (broken off, silent, past 64 KB): quoted, never read 
 		expect(httpError('X', status, text, 'application/json', {}, undefined, undefined, true).kind).toBe(kind);
 		// Whole, the same words would decide.
 		expect(httpError('X', status, `${text}"}}`, 'application/json').kind).not.toBe(kind);
+	});
+
+	it('a quote shortened before masking leaves out the word it would split (an HTML title, any long quote)', () => {
+		const base64 = Buffer.from('sk-unit-cut-title-0123456789abcdef').toString('base64');
+		const title = `${'Gateway error '.repeat(7)}Basic ${base64}`;
+		expect(parseErrorBody(`<html><title>${title}</title></html>`, 'text/html').message).toBe(`an HTML page ("${'Gateway error '.repeat(7)}Basic…")`);
+		expect(quoteStart('one two three', 7)).toBe('one two…');
+		expect(quoteStart('one two three', 6)).toBe('one…');
+		expect(quoteStart('c2stdW5pdC1jdXQ', 8)).toBe('…');
 	});
 
 	it('leaves out the word the cut split, so no part of a token shows', () => {

@@ -24,15 +24,20 @@ function summariseHtml(html: string): string {
 		return match ? match[1].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() : '';
 	};
 	const summary = pick('title') || pick('h1');
-	return summary ? `an HTML page ("${summary.slice(0, 120)}")` : 'an HTML page';
+	return summary ? `an HTML page ("${quoteStart(summary, 120)}")` : 'an HTML page';
 }
 
 const asText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
-/** The start of a text, for quoting: at most `limit` characters, whitespace folded. */
+/**
+ * The start of a text, for quoting: at most `limit` characters, whitespace folded. A cut leaves out
+ * the word it would split, so no part of a token shows (a key's base64 cut before it is masked).
+ */
 export function quoteStart(text: string, limit = QUOTE_LIMIT): string {
 	const folded = String(text ?? '').replace(/\s+/g, ' ').trim();
-	return folded.length > limit ? `${folded.slice(0, limit)}…` : folded;
+	if (folded.length <= limit) return folded;
+	const start = folded.slice(0, limit);
+	return `${(folded[limit] === ' ' ? start : start.replace(/\S+$/, '')).trimEnd()}…`;
 }
 
 /**
