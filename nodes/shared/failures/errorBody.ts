@@ -29,15 +29,20 @@ function summariseHtml(html: string): string {
 
 const asText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
+/** A character a secret's forms are written with: its own, base64's, URL and JSON escapes. */
+const TOKEN_CHAR = /[\w+/=%.~\\-]/;
+/** Text cut at its end, without the token the cut may have split: no part of one shows (a key's base64, cut before it is masked). */
+export const withoutSplitToken = (start: string) => start.replace(/[\w+/=%.~\\-]+$/, '');
+
 /**
- * The start of a text, for quoting: at most `limit` characters, whitespace folded. A cut leaves out
- * the word it would split, so no part of a token shows (a key's base64 cut before it is masked).
+ * The start of a text, for quoting: at most `limit` characters, whitespace folded; a cut leaves out
+ * the token it would split.
  */
 export function quoteStart(text: string, limit = QUOTE_LIMIT): string {
 	const folded = String(text ?? '').replace(/\s+/g, ' ').trim();
 	if (folded.length <= limit) return folded;
 	const start = folded.slice(0, limit);
-	return `${(folded[limit] === ' ' ? start : start.replace(/\S+$/, '')).trimEnd()}…`;
+	return `${(TOKEN_CHAR.test(folded[limit]) ? withoutSplitToken(start) : start).trimEnd()}…`;
 }
 
 /**
@@ -77,8 +82,7 @@ export function readErrorFields(body: unknown): ParsedErrorBody {
 /** Reads an error answer's text (JSON of any shape, an HTML page, or plain text). */
 export function parseErrorBody(bodyText: string, contentType = '', cut = false): ParsedErrorBody {
 	if (cut) {
-		// The word the cut split is left out: a cut never shows part of a token (a key's base64).
-		const parsed = parseErrorBody((bodyText ?? '').replace(/\S+$/, ''), contentType);
+		const parsed = parseErrorBody(withoutSplitToken(bodyText ?? ''), contentType);
 		return parsed.message ? { message: parsed.html ? parsed.message : `${parsed.message} …`, html: parsed.html, cut } : { cut };
 	}
 	const text = (bodyText ?? '').trim();

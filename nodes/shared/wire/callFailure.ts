@@ -6,6 +6,7 @@
 import { GatewayError, cancelledError, deadlineError, expiredLinkError, httpError, isAbortError, isExpiredLinkStatus, networkError } from '../failures/errors';
 import type { GatewayErrorInit, PaidFacts, SentRequest } from '../failures/errors';
 import { hostOf, isSameOrigin } from '../credential/url';
+import { withoutSplitToken } from '../failures/errorBody';
 import { readBody } from './answer';
 import { headerValue } from './attempt';
 import type { AttemptSignal, RawResponse } from './attempt';
@@ -71,7 +72,7 @@ export class CallFailures {
 		if (attempt.cancelled) return this.cancelled(this.call.body !== undefined && attempt.mayHaveActed(true, status));
 		const { url, baseUrl, fileLink } = this.scope;
 		if ((fileLink !== undefined || !isSameOrigin(url, baseUrl)) && isExpiredLinkStatus(status)) {
-			return expiredLinkError(this.what, hostOf(url), status, cut ? text.replace(/\S+$/, '') : text, fileLink?.nextStep, this.extra());
+			return expiredLinkError(this.what, hostOf(url), status, cut ? withoutSplitToken(text) : text, fileLink?.nextStep, this.extra());
 		}
 		const retryAfterMs = parseRetryAfter(response.headers?.['retry-after'], Date.now());
 		const contentType = headerValue(response.headers, 'content-type');
