@@ -40,6 +40,13 @@ const drawnWithRetryAfterDate = (node: 'videoStatus' | 'videoDownload'): Scenari
 const leakIn = (slot: number, form: NonNullable<Parameters<typeof answer>[0]['leak']>['form'], cut = 0) => answer({ leak: { slot, form, cut, pad: 0 } });
 
 export const COUNTEREXAMPLES: Counterexample[] = [
+	// The errorCut dimension (round four, ninth session), as the hostile review R9 found it by hand on
+	// 0a1796b: a 401 whose body `{"message":"upstream said <the key's base64> "}` breaks off 30
+	// characters into the base64. Quoted as far as it came, the run decoded to 22 characters of the key.
+	{
+		name: 'Gateway Chat: a 401 whose body breaks off inside the key in base64: no part of it shows (errorCut)',
+		scenario: scenario('chat', { answers: [answer({ kind: 'errorCut', status: 401, shape: 1, resetAt: 57 / 74, leak: { slot: 0, form: 'base64', cut: 0, pad: 0 } })] }),
+	},
 	// Seed 50001 of the streamed-upload dimension (`--nodes uploads`, run 221 of 300, 2026-11-28),
 	// drawn on sendOnce without its per-hop reset (before 4d18ba0): a 307 to the same origin answered
 	// before the image was read, a second 307 with the whole body, then a 504. The stale

@@ -37,7 +37,8 @@ export interface Leak {
 	pad: number;
 }
 
-export type AnswerKind = 'clean' | 'error' | 'error200' | 'rateLimit' | 'reset' | 'redirect' | 'wrongType' | 'stall';
+/** `errorCut`: an error answer whose body breaks off (a reset) part way, at `resetAt` of the body. */
+export type AnswerKind = 'clean' | 'error' | 'errorCut' | 'error200' | 'rateLimit' | 'reset' | 'redirect' | 'wrongType' | 'stall';
 
 export interface Answer {
 	kind: AnswerKind;
@@ -535,11 +536,12 @@ export class FuzzGateway {
 		let reply: Reply;
 		switch (answer.kind) {
 			case 'error':
+			case 'errorCut':
 			case 'error200': {
 				const shape = ERROR_SHAPES[answer.shape % ERROR_SHAPES.length];
 				const { body, type } = shape(answer.status, quoteOf(['message']));
 				if (answer.shape % ERROR_SHAPES.length === ERROR_SHAPES.length - 1) state.settingTexts.push(`is not supported by ${SETTING_WORD}`);
-				reply = { status: answer.kind === 'error' ? answer.status : 200, headers: { 'content-type': type }, body };
+				reply = { status: answer.kind === 'error200' ? 200 : answer.status, headers: { 'content-type': type }, body };
 				break;
 			}
 			case 'rateLimit': {
@@ -825,7 +827,8 @@ async function deliver(socket: Socket, reply: Reply, answer: Answer, logged: Log
 	const headBytes = Buffer.from(head(reply));
 	const pieces: Buffer[] = [headBytes, ...(Buffer.isBuffer(reply.body) ? [reply.body] : reply.body.map((frame) => Buffer.from(frame)))];
 	const total = pieces.reduce((sum, piece) => sum + piece.length, 0);
-	const cutAt = answer.kind === 'reset' ? Math.floor(answer.resetAt * total) : Infinity;
+	const cutAt =
+		answer.kind === 'reset' ? Math.floor(answer.resetAt * total) : answer.kind === 'errorCut' ? headBytes.length + Math.floor(answer.resetAt * (total - headBytes.length)) : Infinity;
 	const gone = () => socket.destroyed || socket.writableEnded;
 	const write = async (bytes: Buffer): Promise<boolean> => {
 		if (gone()) return false;

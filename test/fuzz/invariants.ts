@@ -67,6 +67,16 @@ export function secretForms(secrets: Secrets): Array<{ name: string; test: (text
 	contains('the key URL-encoded', encodeURIComponent(key));
 	contains('the key in base64', Buffer.from(key).toString('base64').replace(/=+$/, ''));
 	contains('the secret part in base64', Buffer.from(secretPart).toString('base64').replace(/=+$/, ''));
+	// The key's base64 cut short (a quote cut inside it): a base64 run that decodes to 8 characters of it.
+	const keyPieces = Array.from({ length: Math.max(0, key.length - 7) }, (_, i) => key.slice(i, i + 8));
+	forms.push({
+		name: 'a base64 run that decodes to 8 characters of the key',
+		test: (text) =>
+			(text.match(/[A-Za-z0-9+/]{12,}/g) ?? []).some((run) => {
+				const decoded = Buffer.from(run.slice(0, run.length - (run.length % 4)), 'base64').toString('latin1');
+				return keyPieces.some((piece) => decoded.includes(piece));
+			}),
+	});
 	for (let i = 0; i + 8 <= secretPart.length; i++) {
 		// Without case too: a node that upper-cases gateway text must not unmask the key.
 		const piece = secretPart.slice(i, i + 8).toLowerCase();

@@ -70,7 +70,7 @@ afterAll(async () => {
 async function check(scenario: Scenario): Promise<Violation[]> {
 	const { outcome, state } = await runScenario(gateway, scenario);
 	// A request a run leaves behind (a retry waited out in the background) arrives soon after it ended.
-	const waited = state.requests.some((r) => r.answerKind === 'rateLimit' || r.answerKind === 'reset' || r.answerKind === 'error');
+	const waited = state.requests.some((r) => r.answerKind === 'rateLimit' || r.answerKind === 'reset' || r.answerKind === 'error' || r.answerKind === 'errorCut');
 	await new Promise((resolve) => setTimeout(resolve, waited ? 400 : 50));
 	const violations = checkRun(scenario, outcome, state).filter((v) => !ONLY || v.invariant === ONLY);
 	gateway.forget(state);

@@ -119,7 +119,7 @@ const retryAfterArb = fc.oneof(
 );
 
 const answerArb: fc.Arbitrary<Answer> = fc.record({
-	kind: fc.constantFrom('clean', 'error', 'error200', 'rateLimit', 'rateLimit', 'reset', 'redirect', 'wrongType', 'stall', 'clean'),
+	kind: fc.constantFrom('clean', 'error', 'errorCut', 'error200', 'rateLimit', 'rateLimit', 'reset', 'redirect', 'wrongType', 'stall', 'clean'),
 	status: fc.constantFrom(400, 401, 403, 404, 413, 422, 500, 502, 503, 504),
 	shape: fc.nat(20),
 	retryAfter: retryAfterArb,
