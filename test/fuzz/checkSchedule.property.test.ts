@@ -321,6 +321,22 @@ describe('the status-check schedule: counterexamples', () => {
 		expect(violations(load, await runLoad(load))).toEqual([]);
 	}, 60_000);
 
+	/**
+	 * Row 11e on the virtual clock (round four, ninth session), a known open problem. Two full runs in
+	 * a row failed 11e on one video done early but never seen: every check it got was refused. Here,
+	 * with 11e's own figures, 4 to 8 of 1,000 tasks done more than 35 s before Max Wait are never seen
+	 * (seeds 7919 × 1 to 3): their first check comes only at about 100 s, behind the others' turns,
+	 * and each of the few before Max Wait meets the refused half. The property's promises hold (a
+	 * refused check at Max Wait is a check), the row's "no failed item" does not. Marked failing: it
+	 * turns red once every such task is seen.
+	 */
+	it.failing("1,000 tasks at 10 checks/s, Poll Interval 30 s, Max Wait 120 s, every second check refused (Retry-After 1 s / 3 s), as row 11e: every task done 35 s before its Max Wait is seen done (known open)", async () => {
+		const load: Load = { tasks: 1000, submitSpreadMs: 230_000, intervalMs: 30_000, maxWaitIntervals: 4, checksPerSecond: 10, maxLatencyMs: 3000, refusedShare: 0, retryAfterMs: 1000, refusal: 'alternate', neverDoneShare: 0, seed: 7919 };
+		const run = await runLoad(load);
+		const unseen = run.tasks.filter((task) => task.doneAt <= task.deadline - 35_000 && task.outcome?.kind !== 'success');
+		expect(unseen.map((task) => task.id)).toEqual([]);
+	}, 60_000);
+
 	it('16 tasks at 0.5 checks/s: a check refused a turn was put off to its Max Wait instead of asking again a moment later (noTurn; fix: a refused check stays due when it was)', async () => {
 		const load: Load = { tasks: 16, submitSpreadMs: 14_758, intervalMs: 1012, maxWaitIntervals: 7, checksPerSecond: 0.5, maxLatencyMs: 2289, refusedShare: 0, retryAfterMs: 7, neverDoneShare: 0, seed: 2_147_483_631 };
 		expect(violations(load, await runLoad(load))).toEqual([]);
