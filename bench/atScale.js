@@ -386,7 +386,7 @@ async function measureFileMemory({ runtime, key, out, log, row, id, kind, count,
 
 /** Rows that run n8n's queue mode: they need redis-server, which run.js checks before any row runs. */
 const QUEUE_ROWS = ['11f'];
-const REDIS_MISSING = `redis-server is not installed, so the queue-mode row${QUEUE_ROWS.length > 1 ? 's' : ''} ${QUEUE_ROWS.join(', ')} cannot run (Debian: apt-get install redis-server; .ci/run does); --rows can leave ${QUEUE_ROWS.length > 1 ? 'them' : 'it'} out`;
+const REDIS_MISSING = `redis-server is not installed, so the queue-mode rows (${QUEUE_ROWS.join(', ')}) cannot run (Debian: apt-get install redis-server; .ci/run does); --rows can leave them out`;
 
 /** The rows of issue 19, and which of them run: id → measure(context). */
 const SCALE_ROWS = {

@@ -68,14 +68,13 @@ export async function generate(ctx: IExecuteFunctions, runtime: VideoRuntime = d
 function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: number, place: LogPlace, masker: GatewayClient['masker']): void {
 	if (outcome.kind !== 'timeout' && outcome.kind !== 'unreachable') return;
 	const taskId = outcome.record.task_id;
-	const failed = outcome.kind === 'timeout' ? outcome.lastCheckError : outcome.error;
-	const waited = outcome.kind === 'timeout' ? `${Math.round(outcome.waitedMs / 1000)} s` : '';
+	const waited = outcome.kind === 'timeout' ? Math.round(outcome.waitedMs / 1000) : 0;
 	const why =
 		outcome.kind === 'unreachable'
 			? `could not be checked (${outcome.failedPolls > 1 ? `${outcome.failedPolls} checks in a row failed; the last: ` : ''}${lastCheckWords(outcome.error, taskId)})`
-			: failed
-				? `was not seen done within Max Wait (${waited}; its last check failed: ${lastCheckWords(failed, taskId)})`
-				: `is still running after ${waited} (Max Wait)`;
+			: outcome.lastCheckError
+				? `was not seen done within Max Wait (${waited} s; its last check failed: ${lastCheckWords(outcome.lastCheckError, taskId)})`
+				: `is still running after ${waited} s (Max Wait)`;
 	const text = `video task ${taskId} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
 	logVideo(ctx, 'warn', masker, text, { ...place, itemIndex, taskId, status: outcome.record.status });
 }

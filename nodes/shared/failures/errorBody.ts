@@ -31,8 +31,9 @@ const asText = (value: unknown): string | undefined => (typeof value === 'string
 
 /** A character a secret's forms are written with: its own, base64's, URL and JSON escapes. */
 const TOKEN_CHAR = /[\w+/=%.~\\-]/;
+const TOKEN_AT_END = new RegExp(`${TOKEN_CHAR.source}+$`);
 /** Text cut at its end, without the token the cut may have split: no part of one shows (a key's base64, cut before it is masked). */
-export const withoutSplitToken = (start: string) => start.replace(/[\w+/=%.~\\-]+$/, '');
+export const withoutSplitToken = (start: string) => start.replace(TOKEN_AT_END, '');
 
 /**
  * The start of a text, for quoting: at most `limit` characters, whitespace folded; a cut leaves out
