@@ -1,7 +1,8 @@
 /**
  * The wait loop, one per execution and shared by all its items: every submitted task is
  * registered here, and one loop plans each task's next check (checkSchedule.ts states when) and
- * hands it to the check queue, which decides the order and the budget. A tick does not wait for
+ * hands it to the check queue, which decides the order and the budget; an answer hands on the
+ * checks due at that moment too, before its slot goes to the next in line. A tick does not wait for
  * its checks; nothing sleeps after a task's last check, at Max Wait, and a cancel stops the loop
  * at once: no check is sent after it. Max Wait is a hard limit that counts from the task's submit:
  * every check is told when the task's wait ends, and none is sent once it is over. Time comes
@@ -217,11 +218,20 @@ export class TaskPoller {
 				if (this.halted) break;
 				if (this.nudge.signal.aborted) continue;
 			}
-			// In the order they must go out: the budget sends them one after another in this order.
-			for (const task of tick.dueAt(clock.now())) if (this.tasks.has(task)) this.check(task);
+			this.queueDue(tick);
 		}
 		// Checked and cleared in one synchronous step, so a task added later restarts the loop.
 		this.running = false;
+	}
+
+	/** Queues the checks whose time has come in `tick` (by default: planned now), in the order they must go out: the budget sends them in this order. */
+	private queueDue(tick?: { wakeAt: number; dueAt(tickAt: number): Watched[] }): void {
+		const idle = [...this.tasks].filter((task) => !task.checking);
+		if (this.halted || idle.length === 0) return;
+		const now = this.options.clock.now();
+		const plan = tick ?? planTick(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs);
+		if (plan.wakeAt > now) return;
+		for (const task of plan.dueAt(now)) if (this.tasks.has(task) && !task.checking) this.check(task);
 	}
 
 	/** Queues one check of `task`, without holding up the loop. */
@@ -230,21 +240,32 @@ export class TaskPoller {
 		const sent = this.pollOnce(task)
 			.catch(() => undefined)
 			.finally(() => {
-				task.checking = false;
 				this.inFlight.delete(sent);
 				this.nudge.abort();
 			});
 		this.inFlight.add(sent);
 	}
 
-	/** The check's turn in the queue (ranked anew at every turn), then the check. */
+	/**
+	 * The check's turn in the queue (ranked anew at every turn), then the check. Once answered, the
+	 * checks due now (its task's next among them: its last, at Max Wait, say) take their places
+	 * before its slot goes on: a slot freed by an answer goes to the best check of that moment.
+	 */
 	private async pollOnce(task: Watched): Promise<void> {
 		const { clock } = this.options;
 		const dueAt = task.dueAt;
-		const free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) }).catch((refusal: unknown) => {
+		const free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now(), this.tasks.size * this.queue.spacingMs), notAfter: waitEndOf(task.state) }).catch((refusal: unknown) => {
 			if (!this.halted && this.tasks.has(task)) this.refused(task, refusal);
 		});
-		if (free) await this.sendCheck(task).finally(free);
+		try {
+			if (free) await this.sendCheck(task);
+		} finally {
+			task.checking = false;
+			if (free) {
+				this.queueDue();
+				free();
+			}
+		}
 	}
 
 	private async sendCheck(task: Watched): Promise<void> {

@@ -14,7 +14,8 @@
  *   answers come together may meet at the same turn);
  * - fairShare: otherwise no task waits longer than its interval, its previous check's latency and
  *   any Retry-After, plus a turn for every task watched (and one more for each one's check at
- *   Max Wait), turns at the pace the budget and the lane's slots keep;
+ *   Max Wait, and one more for each that cannot wait a round of turns before its last interval),
+ *   turns at the pace the budget and the lane's slots keep;
  * - lastLook: every task still running at Max Wait gets a check in its last second, unless every
  *   turn of that moment (before its wait's end) went to other tasks' checks at Max Wait;
  * - deadline: no check goes out after its task's wait ended, or after its wait was settled, and
@@ -38,6 +39,9 @@ import { createVirtualClock } from '../helpers/virtualClock';
 
 const RUNS = Number(process.env.CHECK_SCHEDULE_RUNS ?? 20);
 const SEED = Number(process.env.CHECK_SCHEDULE_SEED ?? 2701);
+/** Seeds of row 11e's load (each run about a second); RUN_11E_SEEDS=a-b for more. */
+const [FIRST_11E, LAST_11E] = (process.env.RUN_11E_SEEDS ?? '12-16').split('-').map(Number);
+const RUN_11E_SEEDS = Array.from({ length: LAST_11E - FIRST_11E + 1 }, (_, i) => FIRST_11E + i);
 
 interface Load {
 	tasks: number;
@@ -60,6 +64,12 @@ interface Load {
 	/** Share of tasks that never finish. */
 	neverDoneShare: number;
 	seed: number;
+	/**
+	 * Submits as the node sends them (row 11e): this many at a time, each answered after 1 to 3 s,
+	 * one in seven refused once (2 s, then again); each task done within `doneAfterMs` of its submit.
+	 * Without it, submits come at random within `submitSpreadMs` and are done at random.
+	 */
+	submits?: { atOnce: number; doneAfterMs: readonly [number, number] };
 }
 
 const loadArb: fc.Arbitrary<Load> = fc.record({
@@ -86,6 +96,8 @@ function prng(seed: number): () => number {
 interface Task {
 	id: string;
 	submittedAt: number;
+	/** When its wait begins (its submit's answer). */
+	startAt: number;
 	deadline: number;
 	doneAt: number;
 	settledAt?: number;
@@ -109,10 +121,19 @@ async function runLoad(load: Load) {
 	const clock = createVirtualClock(0);
 	const { checks: queue } = lanesOf(10, load.checksPerSecond, clock);
 	const maxWaitMs = load.intervalMs * load.maxWaitIntervals;
+	const slotsFreeAt = Array<number>(load.submits?.atOnce ?? 0).fill(0);
 	const tasks: Task[] = Array.from({ length: load.tasks }, (_, i) => {
+		if (load.submits) {
+			const slot = slotsFreeAt.indexOf(Math.min(...slotsFreeAt));
+			const submittedAt = slotsFreeAt[slot] + (i % 7 === 6 ? 2000 : 0);
+			const answeredAt = submittedAt + 1000 + Math.floor(random() * 2000);
+			slotsFreeAt[slot] = answeredAt;
+			const [early, late] = load.submits.doneAfterMs;
+			return { id: `t${i}`, submittedAt, startAt: answeredAt, deadline: submittedAt + maxWaitMs, doneAt: submittedAt + early + Math.floor(random() * (late - early)) };
+		}
 		const submittedAt = Math.floor(random() * load.submitSpreadMs);
 		const doneAt = random() < load.neverDoneShare ? Number.POSITIVE_INFINITY : submittedAt + Math.floor(random() * maxWaitMs * 1.2);
-		return { id: `t${i}`, submittedAt, deadline: submittedAt + maxWaitMs, doneAt };
+		return { id: `t${i}`, submittedAt, startAt: submittedAt, deadline: submittedAt + maxWaitMs, doneAt };
 	});
 	const byId = new Map(tasks.map((task) => [task.id, task]));
 	const sends: Send[] = [];
@@ -153,8 +174,8 @@ async function runLoad(load: Load) {
 		},
 	});
 	let settled = 0;
-	for (const task of [...tasks].sort((a, b) => a.submittedAt - b.submittedAt)) {
-		if (task.submittedAt > clock.now()) void clock.sleep(task.submittedAt - clock.now()).then(() => start(task));
+	for (const task of [...tasks].sort((a, b) => a.startAt - b.startAt)) {
+		if (task.startAt > clock.now()) void clock.sleep(task.startAt - clock.now()).then(() => start(task));
 		else start(task);
 	}
 	function start(task: Task): void {
@@ -166,7 +187,7 @@ async function runLoad(load: Load) {
 			settled++;
 		});
 	}
-	await clock.runUntil(() => settled === tasks.length, load.submitSpreadMs + maxWaitMs + 10_000);
+	await clock.runUntil(() => settled === tasks.length, Math.max(...tasks.map((task) => task.deadline)) + 10_000);
 	await poller.finished();
 	return { tasks, sends, asks, spacingMs: queue.spacingMs, slots: queue.slots, maxWaitMs };
 }
@@ -232,12 +253,12 @@ function violations(load: Load, { tasks, sends, asks, spacingMs, slots }: Run): 
 	for (const task of tasks) {
 		const own = sends.filter((send) => send.task === task);
 		// From its submit: the first check is due one interval after it.
-		let previous: Pick<Send, 'at' | 'latencyMs' | 'refusedFor' | 'watched'> = { at: task.submittedAt, latencyMs: 0, watched: load.tasks };
+		let previous: Pick<Send, 'at' | 'latencyMs' | 'refusedFor' | 'watched'> = { at: task.startAt, latencyMs: 0, watched: load.tasks };
 		for (const send of own) {
 			const gap = send.at - previous.at;
 			const retryAfter = previous.refusedFor ? previous.refusedFor * (1 + RETRY_JITTER) + previous.latencyMs : 0;
 			if (covered && gap > load.intervalMs + previous.latencyMs + BEHIND_MS) found.push(`onTime: ${task.id} waited ${gap} ms between checks (interval ${load.intervalMs}, latency ${previous.latencyMs})`);
-			const share = load.intervalMs + previous.latencyMs + retryAfter + BEHIND_MS + (2 * load.tasks + 1) * turnGapMs;
+			const share = load.intervalMs + previous.latencyMs + retryAfter + BEHIND_MS + (3 * load.tasks + 1) * turnGapMs;
 			if (gap > share + margin) found.push(`fairShare: ${task.id} waited ${gap} ms between checks at ${previous.at} and ${send.at}, more than its share ${Math.round(share)} ms`);
 			previous = send;
 		}
@@ -322,19 +343,23 @@ describe('the status-check schedule: counterexamples', () => {
 	}, 60_000);
 
 	/**
-	 * Row 11e on the virtual clock (round four, ninth session), a known open problem. Two full runs in
-	 * a row failed 11e on one video done early but never seen: every check it got was refused. Here,
-	 * with 11e's own figures, 4 to 8 of 1,000 tasks done more than 35 s before Max Wait are never seen
-	 * (seeds 7919 × 1 to 3): their first check comes only at about 100 s, behind the others' turns,
-	 * and each of the few before Max Wait meets the refused half. The property's promises hold (a
-	 * refused check at Max Wait is a check), the row's "no failed item" does not. Marked failing: it
-	 * turns red once every such task is seen.
+	 * Row 11e on the virtual clock: its figures, its submits (ten at a time) and done times (5 to 60 s
+	 * after the submit). The checks run at the budget from the first minute to the last: an overload.
+	 * Waiting their turn, about a quarter of the videos were first checked again only in their last
+	 * Poll Interval, and had there about 13 checks at Retry-After's pace; every second refused, one in
+	 * about 8,000 such videos was never seen done (OFFSETS: 19 runs of 210 had one). Red before the
+	 * rule that a task which cannot wait a round of turns goes by its Max Wait.
 	 */
-	it.failing("1,000 tasks at 10 checks/s, Poll Interval 30 s, Max Wait 120 s, every second check refused (Retry-After 1 s / 3 s), as row 11e: every task done 35 s before its Max Wait is seen done (known open)", async () => {
-		const load: Load = { tasks: 1000, submitSpreadMs: 230_000, intervalMs: 30_000, maxWaitIntervals: 4, checksPerSecond: 10, maxLatencyMs: 3000, refusedShare: 0, retryAfterMs: 1000, refusal: 'alternate', neverDoneShare: 0, seed: 7919 };
+	it.each(RUN_11E_SEEDS)("1,000 videos as row 11e sends them, 10 checks/s, Poll Interval 30 s, Max Wait 120 s, every second check refused (Retry-After 1 s / 3 s): every video done before its Max Wait is seen done (seed %i)", async (seed) => {
+		const load: Load = { tasks: 1000, submitSpreadMs: 0, intervalMs: 30_000, maxWaitIntervals: 4, checksPerSecond: 10, maxLatencyMs: 3000, refusedShare: 0, retryAfterMs: 1000, refusal: 'alternate', neverDoneShare: 0, seed, submits: { atOnce: 10, doneAfterMs: [5000, 60_000] } };
 		const run = await runLoad(load);
-		const unseen = run.tasks.filter((task) => task.doneAt <= task.deadline - 35_000 && task.outcome?.kind !== 'success');
-		expect(unseen.map((task) => task.id)).toEqual([]);
+		const unseen = run.tasks.filter((task) => task.doneAt < task.deadline && task.outcome?.kind !== 'success');
+		expect(unseen.map((task) => `${task.id} done ${task.doneAt - task.submittedAt} ms after its submit, checked at ${run.sends.filter((send) => send.task === task).map((send) => send.at - task.submittedAt).join(', ')}`)).toEqual([]);
+	}, 60_000);
+
+	it("171 tasks at 17 checks/s, answers stalled up to 30 s: a task's check, answered 20 ms before its wait's end, freed a slot of the full lane, and the slot went at once to a routine check, before the task's last check could ask for it (lastLook; fix: an answer hands on the checks due at that moment before its slot goes to the next in line)", async () => {
+		const load: Load = { tasks: 171, submitSpreadMs: 19_993, intervalMs: 7276, maxWaitIntervals: 13, checksPerSecond: 17, maxLatencyMs: 30_000, refusedShare: 0, retryAfterMs: 0, refusal: 'chance', neverDoneShare: 0.9999999999999992, seed: 14 };
+		expect(violations(load, await runLoad(load))).toEqual([]);
 	}, 60_000);
 
 	it('16 tasks at 0.5 checks/s: a check refused a turn was put off to its Max Wait instead of asking again a moment later (noTurn; fix: a refused check stays due when it was)', async () => {

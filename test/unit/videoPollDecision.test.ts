@@ -211,6 +211,17 @@ describe('rankOf (was checkUrgency; a rank is a pair now, compared with compareR
 		expect(compareRanks(rankOf({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now), sentLongAgo)).toBeLessThan(0);
 		expect(compareRanks(rankOf({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now), sentLongAgo)).toBeGreaterThan(0);
 	});
+	it('under an overload, a task that cannot wait a round of turns before its last interval goes by its Max Wait, not in turns (row 11e)', () => {
+		const now = 200_000;
+		// Max Wait 45 s away, Poll Interval 30 s: a round of 20 s leaves it no turn before its last interval.
+		const cannotWait = rankOf(task(245_000, 190_000), 180_000, now, 20_000);
+		const canWait = rankOf(task(251_000, 100_000), 180_000, now, 20_000);
+		expect(cannotWait).toEqual([Tier.BehindNearMaxWait, 245_000]);
+		expect(canWait).toEqual([Tier.Behind, 100_000]);
+		expect(compareRanks(cannotWait, canWait)).toBeLessThan(0);
+		// without a budget (a round takes no time) only its last interval counts
+		expect(rankOf(task(245_000, 190_000), 180_000, now)).toEqual([Tier.Behind, 190_000]);
+	});
 	it("a task's check at Max Wait after it was seen by a check sent in its last interval: after the last checks of tasks not seen in theirs, before every other check", () => {
 		const now = 200_000;
 		const seen = { deadline: 200_000, submittedAt: 80_000, intervalMs: 30_000, lastSentAt: 185_000, lastSeenSentAt: 185_000 };
