@@ -13,10 +13,9 @@
  * 2. The check at Max Wait is never skipped: the last checks (in their task's last second) go
  *    before any other, those of tasks not seen by a check sent in their last Poll Interval first,
  *    then the nearest Max Wait first.
- * 3. A check that fell behind its due time goes before every check on time. Those of tasks that
- *    cannot wait a round of turns (one turn for every watched task) and still be checked before
- *    their last Poll Interval go first, the nearest Max Wait first; the others take turns, the
- *    task whose last check went out longest ago first.
+ * 3. A check that fell behind its due time goes before every check on time, in turns: in its
+ *    task's last Poll Interval the nearest Max Wait first, otherwise the task whose last check
+ *    went out longest ago first.
  * 4. Otherwise the earliest due first. Checks due together are sent early enough, one budget
  *    gap apart, that none goes out after it is due; at most an interval early, half of one when
  *    the budget cannot cover every task once per interval (then tasks take turns, and the first
@@ -120,20 +119,15 @@ export function afterNoTurn(now: number): Pick<CheckTimes, 'notBefore'> {
 	return { notBefore: now + NO_TURN_PAUSE_MS };
 }
 
-/**
- * The rank at `now` of a task's check due at `dueAt` (promises 2 to 4). `roundMs`: how long a round
- * of turns takes now (every watched task's turn at the budget's pace; 0 without a budget).
- */
-export function rankOf(times: CheckTimes, dueAt: number, now: number, roundMs = 0): CheckRank {
+/** The rank at `now` of a task's check due at `dueAt` (promises 2 to 4). */
+export function rankOf(times: CheckTimes, dueAt: number, now: number): CheckRank {
 	// Only a check that goes in the last second is the last one: one due at Max Wait but sent early
 	// (spread back within the budget) is a routine check, and its task will still have its last.
 	// Seen: a check sent since the task's last Poll Interval began has told its state.
 	const seen = times.lastSeenSentAt !== undefined && times.lastSeenSentAt >= times.deadline - times.intervalMs;
 	if (now >= times.deadline - DEADLINE_GRACE_MS) return [seen ? Tier.LastSeen : Tier.LastUnseen, times.deadline];
 	if (now <= dueAt + BEHIND_MS) return [Tier.OnTime, dueAt];
-	// Under an overload every task is behind: waiting its turn, one near Max Wait would get its
-	// checks only in its last interval, too few to outlast a gateway that refuses some of them.
-	if (times.deadline - now <= times.intervalMs + roundMs) return [Tier.BehindNearMaxWait, times.deadline];
+	if (times.deadline - now <= times.intervalMs) return [Tier.BehindNearMaxWait, times.deadline];
 	return [Tier.Behind, times.lastSentAt ?? times.lastSeenAt ?? times.submittedAt];
 }
 

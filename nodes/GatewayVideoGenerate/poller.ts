@@ -30,6 +30,8 @@ export function isPassingPollFailure(error: unknown): boolean {
  * A run of passing failures becomes fatal once polls have failed for two minutes in a row, and
  * at least three times: long enough to ride out a gateway restart or a burst of rate limiting,
  * short enough that a gateway that is really gone is reported while the task id still matters.
+ * Only time in which the gateway answered no check of the run counts: one that answers others is
+ * there (refusals under an overload are its pace, and such a wait ends at Max Wait at the latest).
  */
 export const FAILURE_RUN_LIMIT = { minFailedPolls: 3, minDurationMs: 120_000 };
 
@@ -64,9 +66,10 @@ export type PollDecision = { outcome: TaskOutcome } | { nextPollAt: number; stat
 /**
  * After one poll sent at `tickAt` and answered (or failed) at `answeredAt`: finished, failed, given
  * up, or still running, its next check planned by the schedule (none after the last one: then the
- * wait is over, the time waited counted since the submit).
+ * wait is over, the time waited counted since the submit). `gatewayAnsweredAt`: when the gateway
+ * last told any task's state in this run (a run of failures counts from then at the earliest).
  */
-export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: number, answeredAt = tickAt, jitter = 0): PollDecision {
+export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: number, answeredAt = tickAt, jitter = 0, gatewayAnsweredAt = Number.NEGATIVE_INFINITY): PollDecision {
 	let next: WatchState;
 	if ('task' in answer) {
 		const record = mergeRecords(state.record, answer.task);
@@ -76,7 +79,7 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 	} else {
 		const failedPolls = state.failedPolls + 1;
 		const failingSince = state.failingSince ?? tickAt;
-		if (!answer.passing || failureRunIsFatal(failedPolls, failingSince, tickAt)) {
+		if (!answer.passing || failureRunIsFatal(failedPolls, Math.max(failingSince, gatewayAnsweredAt), tickAt)) {
 			return { outcome: { kind: 'unreachable', record: state.record, error: answer.error, failedPolls } };
 		}
 		next = { ...state, failedPolls, failingSince, lastSentAt: tickAt };
@@ -135,6 +138,8 @@ export class TaskPoller {
 	/** The wait loop while it runs. */
 	private loop: Promise<void> = Promise.resolve();
 	private readonly queue: CheckQueue;
+	/** When the gateway last told a task's state (any task of the run): it is there. */
+	private gatewayAnsweredAt = Number.NEGATIVE_INFINITY;
 
 	constructor(private readonly options: PollerOptions) {
 		const { signal } = options;
@@ -254,7 +259,7 @@ export class TaskPoller {
 	private async pollOnce(task: Watched): Promise<void> {
 		const { clock } = this.options;
 		const dueAt = task.dueAt;
-		const free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now(), this.tasks.size * this.queue.spacingMs), notAfter: waitEndOf(task.state) }).catch((refusal: unknown) => {
+		const free = await this.queue.take({ taskId: task.state.record.task_id, rank: () => rankOf(task.state, dueAt, clock.now()), notAfter: waitEndOf(task.state) }).catch((refusal: unknown) => {
 			if (!this.halted && this.tasks.has(task)) this.refused(task, refusal);
 		});
 		try {
@@ -281,7 +286,8 @@ export class TaskPoller {
 			answer = { error: error as Error, passing: false };
 		}
 		if (this.halted || !this.tasks.has(task)) return;
-		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0);
+		if ('task' in answer) this.gatewayAnsweredAt = clock.now();
+		const decision = decideAfterPoll(task.state, answer, sentAt, clock.now(), this.options.jitter?.() ?? 0, this.gatewayAnsweredAt);
 		if ('outcome' in decision) return task.settle(decision.outcome);
 		task.state = decision.state;
 		task.dueAt = decision.nextPollAt;

@@ -146,6 +146,15 @@ describe('decideAfterPoll', () => {
 		});
 		expect(decideAfterPoll(state, { error, passing: false }, 5000)).toMatchObject({ outcome: { kind: 'unreachable', failedPolls: 1 } });
 	});
+
+	it('counts a run of failures only from when the gateway last told any task of the run its state: one that answers others is there (R10)', () => {
+		const long: WatchState = { ...state, deadline: 900_000, failedPolls: 23, failingSince: 5000 };
+		const refused = failure('rate_limit', 429);
+		// another task's check was answered at 60 s: the run counts from there, 65 s, not yet two minutes
+		expect(decideAfterPoll(long, { error: refused, passing: true }, 125_000, 125_000, 0, 60_000)).toMatchObject({ state: { failedPolls: 24, failingSince: 5000 } });
+		// two minutes after that answer, with no other since, the gateway is taken for gone
+		expect(decideAfterPoll(long, { error: refused, passing: true }, 180_000, 180_000, 0, 60_000)).toMatchObject({ outcome: { kind: 'unreachable', failedPolls: 24 } });
+	});
 });
 
 describe('the end of the wait', () => {
@@ -210,17 +219,6 @@ describe('rankOf (was checkUrgency; a rank is a pair now, compared with compareR
 		// a task never checked counts from when it was last seen, or its submit
 		expect(compareRanks(rankOf({ deadline: 400_000, submittedAt: 5000, intervalMs: 30_000 }, 180_000, now), sentLongAgo)).toBeLessThan(0);
 		expect(compareRanks(rankOf({ deadline: 400_000, submittedAt: 5000, lastSeenAt: 150_000, intervalMs: 30_000 }, 180_000, now), sentLongAgo)).toBeGreaterThan(0);
-	});
-	it('under an overload, a task that cannot wait a round of turns before its last interval goes by its Max Wait, not in turns (row 11e)', () => {
-		const now = 200_000;
-		// Max Wait 45 s away, Poll Interval 30 s: a round of 20 s leaves it no turn before its last interval.
-		const cannotWait = rankOf(task(245_000, 190_000), 180_000, now, 20_000);
-		const canWait = rankOf(task(251_000, 100_000), 180_000, now, 20_000);
-		expect(cannotWait).toEqual([Tier.BehindNearMaxWait, 245_000]);
-		expect(canWait).toEqual([Tier.Behind, 100_000]);
-		expect(compareRanks(cannotWait, canWait)).toBeLessThan(0);
-		// without a budget (a round takes no time) only its last interval counts
-		expect(rankOf(task(245_000, 190_000), 180_000, now)).toEqual([Tier.Behind, 190_000]);
 	});
 	it("a task's check at Max Wait after it was seen by a check sent in its last interval: after the last checks of tasks not seen in theirs, before every other check", () => {
 		const now = 200_000;

@@ -5,6 +5,7 @@ import type { PollAnswer, TaskOutcome } from '../../nodes/GatewayVideoGenerate/p
 import { GatewayError } from '../../nodes/shared/failures/errors';
 import { createFakeClock } from '../helpers/fakeClock';
 import type { FakeClock } from '../helpers/fakeClock';
+import { createVirtualClock } from '../helpers/virtualClock';
 
 const SECOND = 1000;
 const wait = { intervalMs: 5 * SECOND, maxWaitMs: 900 * SECOND };
@@ -333,5 +334,40 @@ describe('TaskPoller', () => {
 		expect((await poller.watch(queued('a'), wait)).kind).toBe('success');
 		expect((await poller.watch(queued('b'), wait)).kind).toBe('success');
 		expect(polls.map((p) => p.at)).toEqual([5000, 10_000]);
+	});
+});
+
+describe('TaskPoller: a slot freed by an answer', () => {
+	/**
+	 * One slot in the status lane. Task A's first check stalls 11 s and is answered 0.5 s before its
+	 * wait ends (Max Wait 20 s, and a moment): its last check is due then. Task B's routine check has
+	 * waited for the slot since 11 s. The slot freed by A's answer went at once to B (5 s on its way),
+	 * and A's last check found no turn before its wait ended: a done video reported not seen done.
+	 * Now an answer hands on the checks due at that moment before its slot goes to the next in line.
+	 */
+	it("goes to the best check of that moment: the answering task's own last check, before a routine one waiting", async () => {
+		const clock = createVirtualClock(0);
+		const queue = new CheckQueue(clock, { slots: 1 });
+		const sent: string[] = [];
+		const poller = new TaskPoller({
+			clock,
+			queue,
+			poll: async (taskId, remainingMs): Promise<PollAnswer> => {
+				const at = clock.now();
+				sent.push(`${taskId}@${at}`);
+				await clock.sleep(Math.min(taskId === 'A' && at < 15_000 ? 11_000 : 5000, remainingMs));
+				const done = taskId === 'A' && at >= 15_000;
+				return { task: { task_id: taskId, status: done ? 'SUCCESS' : 'IN_PROGRESS', ...(done ? { result_url: 'https://cdn/A.mp4' } : {}) } };
+			},
+		});
+		let a: TaskOutcome | undefined;
+		void poller.watch(queued('A'), { intervalMs: 10 * SECOND, maxWaitMs: 20 * SECOND, submittedAt: 0 }).then((outcome) => (a = outcome));
+		void clock.sleep(1000).then(async () => await poller.watch(queued('B'), { intervalMs: 10 * SECOND, maxWaitMs: 100 * SECOND }));
+		await clock.runUntil(() => a !== undefined, 30_000);
+		poller.stop();
+		let over = false;
+		void poller.finished().then(() => (over = true));
+		await clock.runUntil(() => over, 60_000);
+		expect({ outcome: a?.kind, sent: sent.slice(0, 2) }).toEqual({ outcome: 'success', sent: ['A@10000', 'A@21000'] });
 	});
 });
