@@ -35,7 +35,7 @@ import type { TaskOutcome, WatchSettings } from './poller';
 import { readOutputInput, readResumeTaskId, readStatusBudget, readSubmitInput, readWaitInput, submitBody } from './request';
 import type { SubmitInput } from './request';
 import type { SubmittedTask } from './task';
-import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, lastCheckWords, logVideo, outcomeError, placeText, placeOf, pollStatus, submitTask, videoItem } from './taskApi';
+import { MAX_WAIT_FIELD, STATUS_DEADLINE_MS, downloadVideo, lastCheckWords, lastChecksWords, logVideo, outcomeError, placeText, placeOf, pollStatus, submitTask, videoItem } from './taskApi';
 import type { LogPlace } from './taskApi';
 import { VideoRun } from './videoRun';
 
@@ -73,7 +73,7 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 		outcome.kind === 'unreachable'
 			? `could not be checked (${outcome.failedPolls > 1 ? `${outcome.failedPolls} checks in a row failed; the last: ` : ''}${lastCheckWords(outcome.error, taskId)})`
 			: outcome.lastCheckError
-				? `was not seen done within Max Wait (${waited} s; its last check failed: ${lastCheckWords(outcome.lastCheckError, taskId)})`
+				? `was not seen done within Max Wait (${waited} s; ${lastChecksWords(outcome, outcome.lastCheckError)})`
 				: `is still running after ${waited} s (Max Wait)`;
 	const text = `video task ${taskId} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
 	logVideo(ctx, 'warn', masker, text, { ...place, itemIndex, taskId, status: outcome.record.status });

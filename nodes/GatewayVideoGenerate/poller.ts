@@ -53,9 +53,10 @@ export type TaskOutcome =
 	/**
 	 * Still running at the check at Max Wait, or the wait's end came; `waitedMs` since the submit.
 	 * `lastCheckError`: the last check failed (a 429, a dropped answer, no turn in the budget before
-	 * the wait's end), so the task was not seen running at Max Wait, only not seen done.
+	 * the wait's end), so the task was not seen running at Max Wait, only not seen done;
+	 * `failedPolls`: how many of its checks in a row had failed then (a sent check's failure).
 	 */
-	| { kind: 'timeout'; record: TaskRecord; waitedMs: number; lastCheckError?: Error }
+	| { kind: 'timeout'; record: TaskRecord; waitedMs: number; lastCheckError?: Error; failedPolls?: number }
 	/** Polling failed for good: a permanent error, or a long run of passing ones. */
 	| { kind: 'unreachable'; record: TaskRecord; error: Error; failedPolls: number }
 	/** The execution was cancelled, or the run stopped because another item failed. */
@@ -86,7 +87,7 @@ export function decideAfterPoll(state: WatchState, answer: PollAnswer, tickAt: n
 	}
 	const lastCheckError = 'error' in answer ? answer.error : undefined;
 	const check = nextCheck(state, tickAt, answeredAt, (lastCheckError as { retryAfterMs?: number } | undefined)?.retryAfterMs, jitter);
-	if (!check) return { outcome: { kind: 'timeout', record: next.record, waitedMs: Math.max(0, answeredAt - state.submittedAt), ...(lastCheckError ? { lastCheckError } : {}) } };
+	if (!check) return { outcome: { kind: 'timeout', record: next.record, waitedMs: Math.max(0, answeredAt - state.submittedAt), ...(lastCheckError ? { lastCheckError, failedPolls: next.failedPolls } : {}) } };
 	return { nextPollAt: check.dueAt, state: { ...next, notBefore: check.notBefore } };
 }
 

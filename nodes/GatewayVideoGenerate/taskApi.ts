@@ -137,18 +137,23 @@ function statusCall(taskId: string, itemIndex: number) {
 	return { path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: checkingWhat(taskId), errorFields: { task_id: taskId } };
 }
 
-/**
- * A status request as the user's own call (Get Status, Download): with the transport's retries.
- * An item not found (404, new-api's 400 task_not_exist) is an unknown task id.
- */
-export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
-	const answer = await client.json(statusCall(taskId, itemIndex)).catch((error: unknown) => {
-		if (!(error instanceof GatewayError) || error.kind !== 'not_found') throw error;
-		throw error.with({
-			headline: `${checkingWhat(taskId)} failed: the gateway does not know this task ID`,
-			hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
-		});
+/** A status request's failure in a task's words: an item not found (404, new-api's 400 task_not_exist) is an unknown task id. */
+function statusFailure(error: unknown, taskId: string): unknown {
+	if (!(error instanceof GatewayError) || error.kind !== 'not_found') return error;
+	return error.with({
+		headline: `${checkingWhat(taskId)} failed: the gateway does not know this task ID`,
+		hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
 	});
+}
+
+/** Whether a failure is the gateway saying it does not know the task (then it is not "still running"). */
+export function isUnknownTask(error: unknown): boolean {
+	return error instanceof GatewayError && error.kind === 'not_found';
+}
+
+/** A status request as the user's own call (Get Status, Download): with the transport's retries. */
+export async function fetchStatus(client: GatewayClient, taskId: string, itemIndex: number): Promise<TaskRecord> {
+	const answer = await client.json(statusCall(taskId, itemIndex)).catch(async (error: unknown) => await Promise.reject(statusFailure(error, taskId)));
 	return recordOf(answer, taskId, itemIndex, client.baseUrl, true);
 }
 
@@ -162,7 +167,7 @@ export async function pollStatus(client: GatewayClient, taskId: string, itemInde
 	try {
 		answer = await client.json({ ...statusCall(taskId, itemIndex), retry: false, ...itemDeadline(Math.max(1, remainingMs), MAX_WAIT_FIELD) });
 	} catch (error) {
-		return { error: error as Error, passing: isPassingPollFailure(error) };
+		return { error: statusFailure(error, taskId) as Error, passing: isPassingPollFailure(error) };
 	}
 	try {
 		return { task: recordOf(answer, taskId, itemIndex, client.baseUrl, false) };
@@ -208,6 +213,12 @@ export function lastCheckWords(error: Error, taskId: string): string {
 	return headline.startsWith(own) ? headline.slice(own.length) : headline;
 }
 
+/** Why a wait that ended at Max Wait did not see its task done, when its last check failed: how many in a row, and the last one's words. */
+export function lastChecksWords(outcome: Extract<TaskOutcome, { kind: 'timeout' }>, lastCheckError: Error): string {
+	const words = lastCheckWords(lastCheckError, outcome.record.task_id);
+	return (outcome.failedPolls ?? 1) > 1 ? `${outcome.failedPolls} checks in a row failed (the last: ${words})` : `its last check failed (${words})`;
+}
+
 /** The error of every outcome of the wait but success. */
 export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>, itemIndex: number): GatewayError {
 	const { record } = outcome;
@@ -220,18 +231,22 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			return new GatewayError({
 				kind: 'timeout',
 				headline: outcome.lastCheckError
-					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): its last check failed (${lastCheckWords(outcome.lastCheckError, record.task_id)}); last status ${statusWithProgress(record)}, so the node stopped waiting`
+					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): ${lastChecksWords(outcome, outcome.lastCheckError)}; last status ${statusWithProgress(record)}, so the node stopped waiting`
 					: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
-				hint: `${fetchLater(record.task_id)} Or raise Max Wait (Seconds) in the options (it counts from the task's submit).`,
+				// Checks that kept failing: a longer wait would not have seen it either.
+				hint: (outcome.failedPolls ?? 0) > 1
+					? `${fetchLater(record.task_id)} Its checks kept failing, so a longer Max Wait may not help: if that goes on, ask the gateway's operator about this task.`
+					: `${fetchLater(record.task_id)} Or raise Max Wait (Seconds) in the options (it counts from the task's submit).`,
 				fields,
 				itemIndex,
 			});
 		case 'unreachable': {
-			const hint = `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(record.task_id)}`;
+			// A gateway that does not know the task: it is not "still running", and fetching it later would fail again.
+			const hint = isUnknownTask(outcome.error) ? '' : `The task may still be running (last status ${statusWithProgress(record)}). ${fetchLater(record.task_id)}`;
 			const checking = `${checkingWhat(record.task_id)} failed${outcome.failedPolls > 1 ? ` ${outcome.failedPolls} times in a row` : ''}`;
 			const error = outcome.error instanceof GatewayError ? outcome.error : new GatewayError({ kind: 'protocol', headline: checking, gatewayMessage: outcome.error?.message });
 			const headline = error.headline === checking ? checking : `${checking}: ${lastCheckWords(error, record.task_id)}`;
-			return error.with({ headline, hint: error.hint ? `${error.hint} ${hint}` : hint, fields: { ...error.fields, ...fields }, itemIndex: error.itemIndex ?? itemIndex });
+			return error.with({ headline, hint: [error.hint, hint].filter(Boolean).join(' '), fields: { ...error.fields, ...fields }, itemIndex: error.itemIndex ?? itemIndex });
 		}
 		default: {
 			const cancelled = outcome.kind === 'cancelled';

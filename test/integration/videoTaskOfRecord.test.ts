@@ -175,9 +175,10 @@ describe('task ids where a user looks (issue 20)', () => {
 		const g = await gateway({ doneAfterMs: Infinity, status: () => ({ status: 429, body: { error: { message: 'slow down' } } }) });
 		const result = await runVideoNode(g, { options: { maxWaitSeconds: 10 } }, { continueOnFail: true });
 		const line = result.logs.find((log) => log.level === 'warn' && log.message.includes('task_1'));
-		const why = /its last check failed \((.+)\); last status/.exec(String(result.output[0].json.error))?.[1];
+		// every check refused: how many in a row, and the last one's words
+		const [, checks, why] = /: (\d+ checks in a row failed \(the last: (.+)\)); last status/.exec(String(result.output[0].json.error)) ?? [];
 		expect(why).toBe('the gateway asked to slow down (rate limit)');
-		expect(line?.message).toContain(`its last check failed: ${why})`);
+		expect(line?.message).toContain(`; ${checks})`);
 		expect(line?.message).toMatch(/fetch it later with Get Status or Download \(item 0, execution exec-77, node "Make Videos"\)$/);
 	});
 

@@ -112,7 +112,7 @@ describe('decideAfterPoll', () => {
 
 	it('a last check that failed (a 429 at Max Wait) ends the wait saying so: the task was not seen running, only not seen done', () => {
 		const refused = failure('rate_limit');
-		expect(decideAfterPoll(state, { error: refused, passing: true }, 30_000)).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: 30_000, lastCheckError: refused } });
+		expect(decideAfterPoll(state, { error: refused, passing: true }, 30_000)).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: 30_000, lastCheckError: refused, failedPolls: 1 } });
 		// a check answered at Max Wait carries no such error
 		expect(decideAfterPoll(state, running, 30_000)).not.toHaveProperty('outcome.lastCheckError');
 	});
@@ -169,7 +169,7 @@ describe('the end of the wait', () => {
 	it('ends the wait when an answer (or a failed poll) came only at the wait end, even when the next poll would fit', () => {
 		// a poll sent at 10 s that dripped until the wait end: no further poll, a timeout quoting the last status
 		const dripped = decideAfterPoll(state, { error: failure('timeout'), passing: true }, 10_000, waitEndOf(state));
-		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: waitEndOf(state), lastCheckError: expect.any(GatewayError) } });
+		expect(dripped).toEqual({ outcome: { kind: 'timeout', record: state.record, waitedMs: waitEndOf(state), lastCheckError: expect.any(GatewayError), failedPolls: 1 } });
 		expect(decideAfterPoll(state, running, 10_000, waitEndOf(state))).toMatchObject({ outcome: { kind: 'timeout', record: running.task } });
 		// an answer a little late, within the wait, plans the next poll as usual
 		expect(decideAfterPoll(state, running, 10_000, 29_000)).toMatchObject({ nextPollAt: 15_000 });

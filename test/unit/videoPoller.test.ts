@@ -174,6 +174,7 @@ describe('TaskPoller', () => {
 			record: { task_id: 'a', status: 'IN_PROGRESS', progress: '10%' },
 			waitedMs: waitEndOf({ deadline: 60_000 }),
 			lastCheckError: expect.objectContaining({ headline: 'no complete answer' }),
+			failedPolls: 1,
 		});
 		expect(polls).toEqual([5000, 10_000]);
 		expect(clock.now()).toBe(waitEndOf({ deadline: 60_000 }));
