@@ -137,18 +137,18 @@ function statusCall(taskId: string, itemIndex: number) {
 	return { path: statusPath(taskId), itemIndex, deadlineMs: STATUS_DEADLINE_MS, what: checkingWhat(taskId), errorFields: { task_id: taskId } };
 }
 
+/** Whether a failure is the gateway saying it does not know the task (then it is not "still running"). */
+export function isUnknownTask(error: unknown): error is GatewayError {
+	return error instanceof GatewayError && error.kind === 'not_found';
+}
+
 /** A status request's failure in a task's words: an item not found (404, new-api's 400 task_not_exist) is an unknown task id. */
 function statusFailure(error: unknown, taskId: string): unknown {
-	if (!(error instanceof GatewayError) || error.kind !== 'not_found') return error;
+	if (!isUnknownTask(error)) return error;
 	return error.with({
 		headline: `${checkingWhat(taskId)} failed: the gateway does not know this task ID`,
 		hint: 'The gateway knows no such task for this key. Check the task ID (the task_id that Submit or Generate returned), and that the credential is the one that submitted it: the same API key, and the Base URL of the gateway that created it.',
 	});
-}
-
-/** Whether a failure is the gateway saying it does not know the task (then it is not "still running"). */
-export function isUnknownTask(error: unknown): boolean {
-	return error instanceof GatewayError && error.kind === 'not_found';
 }
 
 /** A status request as the user's own call (Get Status, Download): with the transport's retries. */
