@@ -73,7 +73,7 @@ function logUnfinished(ctx: IExecuteFunctions, outcome: TaskOutcome, itemIndex: 
 		outcome.kind === 'unreachable'
 			? `could not be checked (${outcome.failedPolls > 1 ? `${outcome.failedPolls} checks in a row failed; the last: ` : ''}${lastCheckWords(outcome.error, taskId)})`
 			: outcome.lastCheckError
-				? `was not seen done within Max Wait (${waited} s; ${lastChecksWords(outcome, outcome.lastCheckError)})`
+				? `was not seen done within Max Wait (${waited} s; ${lastChecksWords(outcome.lastCheckError, taskId, outcome.failedPolls)})`
 				: `is still running after ${waited} s (Max Wait)`;
 	const text = `video task ${taskId} ${why}; fetch it later with Get Status or Download ${placeText(itemIndex, place)}`;
 	logVideo(ctx, 'warn', masker, text, { ...place, itemIndex, taskId, status: outcome.record.status });

@@ -203,8 +203,8 @@ export class TaskPoller {
 		const { clock } = this.options;
 		while (this.tasks.size > 0 && !this.halted) {
 			this.nudge = new AbortController();
-			const idle = [...this.tasks].filter((task) => !task.checking);
-			if (idle.length === 0) {
+			const tick = this.planIdle();
+			if (!tick) {
 				// Every task has a check on its way: wait for one to end (or a new task).
 				await new Promise((resolve) => this.nudge.signal.addEventListener('abort', resolve, { once: true }));
 				continue;
@@ -213,7 +213,6 @@ export class TaskPoller {
 				await Promise.all([...this.inFlight]);
 				continue;
 			}
-			const tick = planTick(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs);
 			const sleepMs = tick.wakeAt - clock.now();
 			if (sleepMs > 0) {
 				try {
@@ -230,14 +229,17 @@ export class TaskPoller {
 		this.running = false;
 	}
 
-	/** Queues the checks whose time has come in `tick` (by default: planned now), in the order they must go out: the budget sends them in this order. */
-	private queueDue(tick?: { wakeAt: number; dueAt(tickAt: number): Watched[] }): void {
+	/** The next tick of the tasks without a check on its way (none: every task has one). */
+	private planIdle(): ReturnType<typeof planTick<Watched>> | undefined {
 		const idle = [...this.tasks].filter((task) => !task.checking);
-		if (this.halted || idle.length === 0) return;
+		return idle.length > 0 ? planTick(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs) : undefined;
+	}
+
+	/** Queues the checks whose time has come in `tick` (by default: planned now), in the order they must go out: the budget sends them in this order. */
+	private queueDue(tick = this.planIdle()): void {
 		const now = this.options.clock.now();
-		const plan = tick ?? planTick(idle, [...this.tasks].map((task) => task.state.intervalMs), this.queue.spacingMs);
-		if (plan.wakeAt > now) return;
-		for (const task of plan.dueAt(now)) if (this.tasks.has(task) && !task.checking) this.check(task);
+		if (this.halted || !tick || tick.wakeAt > now) return;
+		for (const task of tick.dueAt(now)) if (this.tasks.has(task) && !task.checking) this.check(task);
 	}
 
 	/** Queues one check of `task`, without holding up the loop. */

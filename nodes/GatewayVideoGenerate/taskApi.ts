@@ -214,9 +214,9 @@ export function lastCheckWords(error: Error, taskId: string): string {
 }
 
 /** Why a wait that ended at Max Wait did not see its task done, when its last check failed: how many in a row, and the last one's words. */
-export function lastChecksWords(outcome: Extract<TaskOutcome, { kind: 'timeout' }>, lastCheckError: Error): string {
-	const words = lastCheckWords(lastCheckError, outcome.record.task_id);
-	return (outcome.failedPolls ?? 1) > 1 ? `${outcome.failedPolls} checks in a row failed (the last: ${words})` : `its last check failed (${words})`;
+export function lastChecksWords(lastCheckError: Error, taskId: string, failedPolls = 1): string {
+	const words = lastCheckWords(lastCheckError, taskId);
+	return failedPolls > 1 ? `${failedPolls} checks in a row failed (the last: ${words})` : `its last check failed (${words})`;
 }
 
 /** The error of every outcome of the wait but success. */
@@ -231,12 +231,14 @@ export function outcomeError(outcome: Exclude<TaskOutcome, { kind: 'success' }>,
 			return new GatewayError({
 				kind: 'timeout',
 				headline: outcome.lastCheckError
-					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): ${lastChecksWords(outcome, outcome.lastCheckError)}; last status ${statusWithProgress(record)}, so the node stopped waiting`
+					? `Video task ${id} was not seen done within Max Wait (${Math.round(outcome.waitedMs / 1000)} s): ${lastChecksWords(outcome.lastCheckError, record.task_id, outcome.failedPolls)}; last status ${statusWithProgress(record)}, so the node stopped waiting`
 					: `Video task ${id} is still running after ${Math.round(outcome.waitedMs / 1000)} s (last status ${statusWithProgress(record)}), so the node stopped waiting`,
 				// Checks that kept failing: a longer wait would not have seen it either.
-				hint: (outcome.failedPolls ?? 0) > 1
-					? `${fetchLater(record.task_id)} Its checks kept failing, so a longer Max Wait may not help: if that goes on, ask the gateway's operator about this task.`
-					: `${fetchLater(record.task_id)} Or raise Max Wait (Seconds) in the options (it counts from the task's submit).`,
+				hint: `${fetchLater(record.task_id)} ${
+					(outcome.failedPolls ?? 0) > 1
+						? "Its checks kept failing, so a longer Max Wait may not help: if that goes on, ask the gateway's operator about this task."
+						: "Or raise Max Wait (Seconds) in the options (it counts from the task's submit)."
+				}`,
 				fields,
 				itemIndex,
 			});
